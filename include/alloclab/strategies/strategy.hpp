@@ -1,0 +1,52 @@
+#pragma once
+// The two concepts every strategy is built from (RMM's "resource over an upstream" idea):
+//   Upstream — the allocator under a cache: simulated, malloc, mmap, cudaMalloc, ...
+//   Strategy — a caching policy in front of one Upstream.
+// ../STRATEGIES.md (shared) and docs/strategies.md are the contract for what each strategy does.
+#include <cstdint>
+#include <optional>
+
+namespace alloclab {
+
+// A range of memory obtained from an upstream, or a piece of one handed out by a strategy.
+struct Block {
+  std::uint64_t address = 0;
+  std::uint64_t capacity = 0;
+  bool operator==(const Block&) const = default;
+};
+
+class Upstream {
+ public:
+  virtual ~Upstream() = default;
+  // A failed allocation is a value (nullopt), never an exception or a crash.
+  virtual std::optional<Block> allocate(std::uint64_t bytes) = 0;
+  virtual void deallocate(const Block& block) = 0;
+};
+
+// Counters a strategy keeps because only it knows them. Upstream calls and reserved bytes are
+// counted by an adaptor around the upstream (see upstream/counting.hpp), not here.
+struct StrategyStats {
+  std::uint64_t requests = 0;     // allocate() calls
+  std::uint64_t hits = 0;         // served from a block the strategy already held
+  std::uint64_t failed = 0;       // allocate() calls that returned nullopt
+  std::uint64_t evictions = 0;    // cached blocks returned upstream (limit evictions, run ends)
+  std::uint64_t slack_bytes = 0;  // sum over hits of capacity - request (request after rounding)
+  std::uint64_t cached_bytes = 0; // bytes held by the strategy and not handed out, right now
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  // Returns a block of capacity >= size, or nullopt if the upstream failed (after the strategy's
+  // own recovery, e.g. releasing its cache and retrying).
+  virtual std::optional<Block> allocate(std::uint64_t size, std::uint64_t stream) = 0;
+  // Takes back a block that allocate() returned and that has not been deallocated since.
+  virtual void deallocate(const Block& block) = 0;
+  virtual void begin_run() {}
+  virtual void end_run() {}
+  // Returns every cached block upstream (final clean-up). Not counted as evictions.
+  virtual void release() = 0;
+  virtual const StrategyStats& stats() const = 0;
+};
+
+}  // namespace alloclab

@@ -1,0 +1,48 @@
+#pragma once
+// One thing the tracer saw. This row form is for building and inspecting traces; a Trace stores
+// events as columns (see trace.hpp).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace alloclab {
+
+enum class Op : std::uint8_t { alloc = 0, free = 1, run_begin = 2, run_end = 3, mark = 4 };
+inline constexpr int op_count = 5;
+
+enum class MemoryKind : std::uint8_t { host = 0, device = 1, managed = 2, pinned = 3, mapped = 4 };
+inline constexpr int memory_kind_count = 5;
+
+// -1 is the CPU; N >= 0 is cuda:N.
+using DeviceId = std::int32_t;
+inline constexpr DeviceId cpu_device = -1;
+
+struct Event {
+  std::uint64_t time_ns = 0;
+  std::uint64_t thread = 0;
+  Op op = Op::alloc;
+  DeviceId device = cpu_device;
+  MemoryKind kind = MemoryKind::host;
+  std::uint64_t stream = 0;
+  std::uint64_t address = 0;
+  std::uint64_t size = 0;
+  std::uint64_t alignment = 0;  // 0: the allocator's default; otherwise a power of two
+  std::string label;            // runs and marks only
+  // The allocator's own call to its upstream (a PyTorch segment_alloc, say), not a program
+  // request. Kept beside the requests so the recorded allocator's hit rate can be read off;
+  // never replayed.
+  bool segment = false;
+
+  bool operator==(const Event&) const = default;
+};
+
+std::string_view to_string(Op op);
+std::string_view to_string(MemoryKind kind);
+std::optional<Op> parse_op(std::string_view text);
+std::optional<MemoryKind> parse_memory_kind(std::string_view text);
+// "cpu" or "cuda:N".
+std::string device_name(DeviceId device);
+std::optional<DeviceId> parse_device(std::string_view text);
+
+}  // namespace alloclab

@@ -1,0 +1,69 @@
+#pragma once
+// Resolution: pairs frees with allocations by (device, address) once, at load, giving the
+// replay model of STRATEGIES.md: alloc(id, size), free(id), run_begin, run_end.
+// Anomalies are counted by kind and never fatal.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "alloclab/trace/trace.hpp"
+
+namespace alloclab {
+
+enum class ReplayOp : std::uint8_t { alloc = 0, free = 1, run_begin = 2, run_end = 3 };
+
+struct ResolvedOp {
+  std::uint32_t id = 0;  // allocation id for alloc/free, run index for run_begin/run_end
+  ReplayOp op = ReplayOp::alloc;
+};
+
+struct Anomalies {
+  std::uint64_t free_unknown = 0;         // free of an address never allocated (or long gone)
+  std::uint64_t double_free = 0;          // free of an address already freed and not reallocated
+  std::uint64_t alloc_over_live = 0;      // alloc at a live address: a missed free, fixed up
+  std::uint64_t free_null = 0;            // free(0): legal, ignored
+  std::uint64_t failed_allocs = 0;        // alloc with address 0: the recorded allocator failed
+  std::uint64_t nested_run_begin = 0;     // run_begin inside a run: the open run is ended first
+  std::uint64_t run_end_outside_run = 0;  // ignored
+  std::uint64_t unterminated_runs = 0;    // a run still open at the end of the trace
+  std::uint64_t leaks = 0;                // allocations still live at the end (never freed)
+  std::uint64_t leaked_bytes = 0;
+
+  // Anomalies that mean the trace and the program disagree (free_null and leaks are not errors).
+  std::uint64_t total() const {
+    return free_unknown + double_free + alloc_over_live + nested_run_begin + run_end_outside_run;
+  }
+};
+
+struct RunInfo {
+  std::string label;
+  std::uint64_t begin_op = 0;  // index into ops of the run_begin
+  std::uint64_t end_op = 0;    // index of the run_end (== ops.size() if never ended)
+  std::uint64_t begin_time_ns = 0;
+  std::uint64_t end_time_ns = 0;
+};
+
+struct ResolvedTrace {
+  std::vector<ResolvedOp> ops;
+  std::vector<std::uint64_t> op_time_ns;       // time of each op (for time series and runs)
+  std::vector<std::uint64_t> alloc_size;       // by allocation id: requested bytes
+  std::vector<std::uint16_t> alloc_origin;     // by allocation id: index into Trace::origins()
+  std::vector<std::uint64_t> alloc_time_ns;    // by allocation id
+  std::vector<std::uint64_t> free_time_ns;     // by allocation id; UINT64_MAX while never freed
+  std::vector<Origin> origins;                 // copy of the trace's origin table
+  std::vector<RunInfo> runs;
+  // The trace had no run markers; the whole trace is one run (run_begin first, run_end last).
+  bool implicit_run = false;
+  Anomalies anomalies;
+  std::uint64_t segment_allocs = 0;  // the recorded allocator's own upstream calls (not replayed)
+  std::uint64_t segment_frees = 0;
+  std::uint64_t segment_bytes_allocated = 0;
+
+  std::uint64_t allocation_count() const { return alloc_size.size(); }
+  std::uint64_t stream_of(std::uint32_t id) const { return origins[alloc_origin[id]].stream; }
+  DeviceId device_of(std::uint32_t id) const { return origins[alloc_origin[id]].device; }
+};
+
+ResolvedTrace resolve(const Trace& trace);
+
+}  // namespace alloclab

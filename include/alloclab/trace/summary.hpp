@@ -1,0 +1,77 @@
+#pragma once
+// What `alloclab info` reports about a trace, computed from the events and their resolution.
+// The same structure is the `trace` object of every replay report.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "alloclab/trace/resolve.hpp"
+#include "alloclab/trace/trace.hpp"
+
+namespace alloclab {
+
+struct SizeCount {
+  std::uint64_t size = 0;
+  std::uint64_t count = 0;
+  std::uint64_t bytes = 0;
+};
+
+struct RunSummary {
+  std::string label;
+  std::uint64_t allocations = 0;
+  std::uint64_t frees = 0;
+  std::uint64_t bytes_requested = 0;
+  std::uint64_t peak_live_bytes = 0;
+  std::uint64_t duration_ns = 0;
+  bool ended = true;
+};
+
+struct TraceSummary {
+  std::string source;  // file name, if any
+  std::uint64_t events = 0;
+  std::array<std::uint64_t, op_count> events_by_op{};
+  std::uint64_t segment_events = 0;
+  std::uint64_t threads = 0;
+  std::vector<std::string> devices;
+  std::uint64_t streams = 0;
+  std::uint64_t first_time_ns = 0;
+  std::uint64_t duration_ns = 0;
+
+  std::uint64_t allocations = 0;
+  std::uint64_t frees = 0;
+  Anomalies anomalies;
+  std::uint64_t bytes_requested = 0;
+  std::uint64_t peak_live_bytes = 0;
+  std::uint64_t peak_live_time_ns = 0;
+
+  // Bucket k counts sizes in [2^k, 2^(k+1)); bucket 0 also holds size 0.
+  std::array<std::uint64_t, 65> size_histogram{};
+  // Bucket k counts lifetimes (ns) in [2^k, 2^(k+1)); allocations never freed are not counted.
+  std::array<std::uint64_t, 65> lifetime_histogram{};
+  std::vector<SizeCount> top_sizes_by_count;
+  std::vector<SizeCount> top_sizes_by_bytes;
+
+  bool implicit_run = false;
+  std::vector<RunSummary> runs;
+
+  std::uint64_t segment_allocs = 0;
+  std::uint64_t segment_frees = 0;
+  std::uint64_t segment_bytes_allocated = 0;
+  // 1 - segment_allocs / allocations, when the trace carries the recorded allocator's own calls.
+  std::optional<double> recorded_hit_rate;
+
+  std::optional<std::uint64_t> file_bytes;  // for .alt input: size on disk
+  std::uint64_t memory_bytes = 0;           // in-memory columns
+  std::vector<std::string> warnings;
+};
+
+TraceSummary summarize(const Trace& trace, const ResolvedTrace& resolved);
+
+nlohmann::json to_json(const TraceSummary& summary);
+nlohmann::json to_json(const Anomalies& anomalies);
+
+}  // namespace alloclab

@@ -1,0 +1,109 @@
+#pragma once
+// A trace in memory: events as columns (struct of arrays) at 24 bytes per event, so that
+// 100M events fit in 2.4 GB and a scan touches only the columns it needs.
+//
+// Column layout and why it fits:
+//   time_ns  u64 | address u64 | size u32 (+ rare sizes >= 4 GiB in a side table)
+//   origin   u16: index into a table of distinct (thread, device, stream)
+//   attrs    u16: op (3 bits) | memory kind (3 bits) | log2(alignment)+1 (7 bits) | segment (1 bit)
+// Labels live in a sparse side table: only markers carry them.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "alloclab/trace/event.hpp"
+
+namespace alloclab {
+
+struct Origin {
+  std::uint64_t thread = 0;
+  DeviceId device = cpu_device;
+  std::uint64_t stream = 0;
+  bool operator==(const Origin&) const = default;
+};
+
+class Trace {
+ public:
+  static constexpr std::size_t max_origins = 65536;
+
+  void reserve(std::size_t events);
+  // Throws InputError when the event cannot be represented (alignment not a power of two,
+  // more than max_origins distinct thread/device/stream triples).
+  void push_back(const Event& event);
+  void clear();
+
+  std::size_t size() const { return time_ns_.size(); }
+  bool empty() const { return time_ns_.empty(); }
+
+  // Row view of one event (allocates for the label; for tests, export and display).
+  Event event(std::size_t i) const;
+
+  std::uint64_t time_ns(std::size_t i) const { return time_ns_[i]; }
+  std::uint64_t address(std::size_t i) const { return address_[i]; }
+  std::uint64_t size_of(std::size_t i) const {
+    return size32_[i] != big_size_marker ? size32_[i] : big_size(i);
+  }
+  Op op(std::size_t i) const { return static_cast<Op>(attrs_[i] & 0x7u); }
+  MemoryKind kind(std::size_t i) const { return static_cast<MemoryKind>((attrs_[i] >> 3) & 0x7u); }
+  std::uint64_t alignment(std::size_t i) const {
+    unsigned code = (attrs_[i] >> 6) & 0x7Fu;
+    return code == 0 ? 0 : std::uint64_t{1} << (code - 1);
+  }
+  bool segment(std::size_t i) const { return (attrs_[i] >> 13) & 0x1u; }
+  std::uint16_t origin_index(std::size_t i) const { return origin_[i]; }
+  const Origin& origin(std::size_t i) const { return origins_[origin_[i]]; }
+  std::uint64_t thread(std::size_t i) const { return origin(i).thread; }
+  DeviceId device(std::size_t i) const { return origin(i).device; }
+  std::uint64_t stream(std::size_t i) const { return origin(i).stream; }
+  std::string_view label(std::size_t i) const;
+
+  const std::vector<Origin>& origins() const { return origins_; }
+
+  // Bulk interface for decoders: intern an origin once, then append events by index. `attrs`
+  // is the packed form returned by raw_attrs() (op | kind << 3 | align code << 6 | segment << 13).
+  std::uint16_t add_origin(const Origin& origin) { return intern_origin(origin); }
+  void append_raw(std::uint64_t time_ns, std::uint64_t address, std::uint64_t size,
+                  std::uint16_t origin, std::uint16_t attrs);
+  // Labels must be set in increasing event order.
+  void set_label(std::size_t i, std::string label);
+  std::uint16_t raw_attrs(std::size_t i) const { return attrs_[i]; }
+  static std::uint16_t pack_attrs(Op op, MemoryKind kind, std::uint64_t alignment, bool segment);
+
+  // Bytes held by the event columns and side tables (what "bytes/event in memory" measures).
+  std::size_t memory_bytes() const;
+
+  // Free-form metadata carried by the file header: tool version, command line, host, clock
+  // source, devices, importer notes.
+  nlohmann::json metadata = nlohmann::json::object();
+  // Non-fatal problems found while loading (skipped damaged chunks, a cut ring buffer, ...).
+  std::vector<std::string> warnings;
+
+  bool operator==(const Trace& other) const;
+
+ private:
+  static constexpr std::uint32_t big_size_marker = 0xFFFFFFFFu;
+  std::uint64_t big_size(std::size_t i) const;
+  std::uint16_t intern_origin(const Origin& origin);
+
+  std::vector<std::uint64_t> time_ns_;
+  std::vector<std::uint64_t> address_;
+  std::vector<std::uint32_t> size32_;
+  std::vector<std::uint16_t> origin_;
+  std::vector<std::uint16_t> attrs_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> big_sizes_;  // (event index, size), sorted
+  std::vector<std::pair<std::uint64_t, std::string>> labels_;       // (event index, label), sorted
+  std::vector<Origin> origins_;
+  struct OriginHash {
+    std::size_t operator()(const Origin& o) const noexcept;
+  };
+  std::unordered_map<Origin, std::uint16_t, OriginHash> origin_lookup_;
+  std::uint16_t last_origin_ = 0;
+};
+
+}  // namespace alloclab

@@ -1,0 +1,166 @@
+#include <gtest/gtest.h>
+
+#include "alloclab/trace/alt.hpp"
+#include "alloclab/trace/error.hpp"
+#include "trace_test_util.hpp"
+
+namespace alloclab {
+namespace {
+
+using test::TempFile;
+
+// 10 chunks of 100 allocations each.
+Trace ten_chunk_trace() {
+  Trace t;
+  for (std::uint64_t i = 0; i < 1000; ++i) t.push_back(test::alloc_event(0x1000 + i * 64, 32, i));
+  return t;
+}
+
+std::vector<char> written(const Trace& trace, const TempFile& file) {
+  AltWriteOptions options;
+  options.events_per_chunk = 100;
+  write_alt(trace, file.path(), options);
+  return file.bytes();
+}
+
+std::string load_error(const TempFile& file) {
+  try {
+    read_alt(file.path());
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// Offset of the n-th chunk header in a file written by written().
+std::size_t chunk_offset(const std::vector<char>& bytes, int n) {
+  int seen = -1;
+  for (std::size_t i = 0; i + 4 <= bytes.size(); ++i)
+    if (bytes[i] == 'A' && bytes[i + 1] == 'L' && bytes[i + 2] == 'T' && bytes[i + 3] == 'C')
+      if (++seen == n) return i;
+  return std::string::npos;
+}
+
+TEST(AltDamage, empty_file_is_an_error_naming_the_file_and_offset) {
+  TempFile file("empty.alt");
+  file.write({});
+  EXPECT_EQ(load_error(file), file.path() + "@0, header: empty file, not an alloclab trace");
+}
+
+TEST(AltDamage, wrong_magic_is_an_error) {
+  TempFile file("magic.alt");
+  file.write({'t', 'i', 'm', 'e', '_', 'n', 's', ',', 'a', 'c', 't', 'i', 'o', 'n', '\n', 'x'});
+  EXPECT_EQ(load_error(file), file.path() + "@0, header: not an alloclab trace (bad magic)");
+}
+
+TEST(AltDamage, future_version_asks_for_an_upgrade) {
+  TempFile file("future.alt");
+  std::vector<char> bytes = written(ten_chunk_trace(), file);
+  bytes[8] = 9;
+  file.write(bytes);
+  EXPECT_EQ(load_error(file), file.path() +
+                                  "@8, header: format version 9 is newer than this alloclab "
+                                  "reads (1); upgrade alloclab");
+}
+
+TEST(AltDamage, truncated_header_is_an_error) {
+  TempFile file("short.alt");
+  std::vector<char> bytes = written(ten_chunk_trace(), file);
+  for (std::size_t keep : {std::size_t{5}, std::size_t{12}, std::size_t{30}}) {
+    file.write(std::vector<char>(bytes.begin(), bytes.begin() + static_cast<long>(keep)));
+    const std::string error = load_error(file);
+    EXPECT_NE(error.find("header"), std::string::npos) << error;
+    EXPECT_NE(error.find("truncated header"), std::string::npos)
+        << error;
+  }
+}
+
+TEST(AltDamage, corrupt_metadata_fails_the_header_checksum) {
+  TempFile file("meta.alt");
+  std::vector<char> bytes = written(ten_chunk_trace(), file);
+  bytes[20] ^= 0x20;
+  file.write(bytes);
+  EXPECT_NE(load_error(file).find("header checksum mismatch"), std::string::npos);
+}
+
+TEST(AltDamage, truncated_last_chunk_loads_every_earlier_chunk_with_a_warning) {
+  TempFile file("truncated.alt");
+  std::vector<char> bytes = written(ten_chunk_trace(), file);
+  bytes.resize(bytes.size() - 10);
+  file.write(bytes);
+  AltLoadStats stats;
+  const Trace t = read_alt(file.path(), &stats);
+  EXPECT_EQ(t.size(), 900u);
+  EXPECT_EQ(t.address(899), 0x1000u + 899 * 64);
+  ASSERT_EQ(t.warnings.size(), 1u);
+  EXPECT_NE(t.warnings[0].find(file.path() + "@" + std::to_string(chunk_offset(bytes, 9)) +
+                               ", chunk 9: truncated chunk"),
+            std::string::npos)
+      << t.warnings[0];
+  EXPECT_EQ(stats.lost_events, 100u);
+}
+
+TEST(AltDamage, truncated_chunk_header_keeps_everything_before_it) {
+  TempFile file("truncated-header.alt");
+  std::vector<char> bytes = written(ten_chunk_trace(), file);
+  bytes.resize(chunk_offset(bytes, 9) + 7);
+  file.write(bytes);
+  const Trace t = read_alt(file.path());
+  EXPECT_EQ(t.size(), 900u);
+  ASSERT_EQ(t.warnings.size(), 1u);
+  EXPECT_NE(t.warnings[0].find("truncated chunk header"), std::string::npos);
+}
+
+TEST(AltDamage, flipped_byte_inside_a_chunk_loses_only_that_chunk) {
+  TempFile file("flipped.alt");
+  std::vector<char> bytes = written(ten_chunk_trace(), file);
+  const std::size_t at = chunk_offset(bytes, 4);
+  bytes[at + 30] ^= 0x01;
+  file.write(bytes);
+  AltLoadStats stats;
+  const Trace t = read_alt(file.path(), &stats);
+  EXPECT_EQ(t.size(), 900u);
+  EXPECT_EQ(stats.damaged_chunks, 1u);
+  EXPECT_EQ(t.address(399), 0x1000u + 399 * 64);
+  EXPECT_EQ(t.address(400), 0x1000u + 500 * 64);  // chunk 4 is gone, chunk 5 follows
+  ASSERT_EQ(t.warnings.size(), 1u);
+  EXPECT_EQ(t.warnings[0], file.path() + "@" + std::to_string(at) +
+                               ", chunk 4: checksum mismatch; chunk skipped, 100 events lost");
+}
+
+TEST(AltDamage, damaged_chunk_header_resynchronises_on_the_next_chunk) {
+  TempFile file("bad-chunk-header.alt");
+  std::vector<char> bytes = written(ten_chunk_trace(), file);
+  bytes[chunk_offset(bytes, 2) + 9] ^= 0x40;  // the stored length: reading it would misalign
+  file.write(bytes);
+  const Trace t = read_alt(file.path());
+  EXPECT_EQ(t.size(), 900u);
+  ASSERT_EQ(t.warnings.size(), 1u);
+  EXPECT_NE(t.warnings[0].find("chunk 2: damaged chunk header"), std::string::npos);
+}
+
+TEST(AltDamage, every_single_byte_flip_is_survived) {
+  // Whatever byte breaks, the loader either reports a header error or loads the intact rest.
+  const Trace original = ten_chunk_trace();
+  TempFile file("every-flip.alt");
+  const std::vector<char> clean = written(original, file);
+  for (std::size_t i = 0; i < clean.size(); i += 7) {
+    std::vector<char> bytes = clean;
+    bytes[i] ^= 0x10;
+    file.write(bytes);
+    try {
+      const Trace t = read_alt(file.path());
+      EXPECT_GE(t.size(), 800u) << "flip at " << i;
+      EXPECT_LE(t.size(), 1000u);
+    } catch (const InputError&) {
+      EXPECT_LT(i, chunk_offset(clean, 0)) << "only header damage may fail the load";
+    }
+  }
+}
+
+TEST(AltDamage, missing_file_names_the_file) {
+  EXPECT_THROW(read_alt("/nonexistent/trace.alt"), InputError);
+}
+
+}  // namespace
+}  // namespace alloclab

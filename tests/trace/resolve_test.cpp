@@ -1,0 +1,147 @@
+#include <gtest/gtest.h>
+
+#include "alloclab/trace/resolve.hpp"
+#include "trace_test_util.hpp"
+
+namespace alloclab {
+namespace {
+
+using test::alloc_event;
+using test::free_event;
+using test::make_trace;
+using test::marker;
+
+std::string ops_text(const ResolvedTrace& r) {
+  std::string out;
+  for (const ResolvedOp& op : r.ops) {
+    if (!out.empty()) out += ' ';
+    switch (op.op) {
+      case ReplayOp::alloc: out += "a" + std::to_string(op.id); break;
+      case ReplayOp::free: out += "f" + std::to_string(op.id); break;
+      case ReplayOp::run_begin: out += "B"; break;
+      case ReplayOp::run_end: out += "E"; break;
+    }
+  }
+  return out;
+}
+
+TEST(Resolve, pairs_frees_with_allocations_by_address) {
+  const ResolvedTrace r = resolve(make_trace({marker(Op::run_begin), alloc_event(0x10, 100),
+                                              alloc_event(0x20, 200), free_event(0x10),
+                                              alloc_event(0x10, 300), free_event(0x20),
+                                              free_event(0x10), marker(Op::run_end)}));
+  EXPECT_EQ(ops_text(r), "B a0 a1 f0 a2 f1 f2 E");
+  EXPECT_EQ(r.alloc_size, (std::vector<std::uint64_t>{100, 200, 300}));
+  EXPECT_EQ(r.anomalies.total(), 0u);
+  EXPECT_EQ(r.anomalies.leaks, 0u);
+  EXPECT_FALSE(r.implicit_run);
+}
+
+TEST(Resolve, free_of_unknown_address_is_counted_and_skipped) {
+  const ResolvedTrace r = resolve(make_trace({alloc_event(0x10, 8), free_event(0x99)}));
+  EXPECT_EQ(r.anomalies.free_unknown, 1u);
+  EXPECT_EQ(ops_text(r), "B a0 E");
+}
+
+TEST(Resolve, second_free_of_an_address_is_a_double_free) {
+  const ResolvedTrace r =
+      resolve(make_trace({alloc_event(0x10, 8), free_event(0x10), free_event(0x10)}));
+  EXPECT_EQ(r.anomalies.double_free, 1u);
+  EXPECT_EQ(r.anomalies.free_unknown, 0u);
+  EXPECT_EQ(ops_text(r), "B a0 f0 E");
+}
+
+TEST(Resolve, free_of_null_is_ignored_and_not_an_error) {
+  const ResolvedTrace r = resolve(make_trace({free_event(0), alloc_event(0x10, 8)}));
+  EXPECT_EQ(r.anomalies.free_null, 1u);
+  EXPECT_EQ(r.anomalies.total(), 0u);
+  EXPECT_EQ(ops_text(r), "B a0 E");
+}
+
+TEST(Resolve, alloc_at_a_live_address_frees_the_older_allocation_first) {
+  const ResolvedTrace r =
+      resolve(make_trace({alloc_event(0x10, 8), alloc_event(0x10, 16), free_event(0x10)}));
+  EXPECT_EQ(r.anomalies.alloc_over_live, 1u);
+  EXPECT_EQ(ops_text(r), "B a0 f0 a1 f1 E");
+}
+
+TEST(Resolve, allocations_live_at_the_end_are_leaks_never_freed) {
+  const ResolvedTrace r =
+      resolve(make_trace({alloc_event(0x10, 8), alloc_event(0x20, 16), free_event(0x10)}));
+  EXPECT_EQ(r.anomalies.leaks, 1u);
+  EXPECT_EQ(r.anomalies.leaked_bytes, 16u);
+  EXPECT_EQ(ops_text(r), "B a0 a1 f0 E");
+}
+
+TEST(Resolve, failed_allocations_are_counted_not_replayed) {
+  const ResolvedTrace r = resolve(make_trace({alloc_event(0, 1 << 30), alloc_event(0x10, 8)}));
+  EXPECT_EQ(r.anomalies.failed_allocs, 1u);
+  EXPECT_EQ(ops_text(r), "B a0 E");
+}
+
+TEST(Resolve, addresses_are_paired_per_device) {
+  const ResolvedTrace r = resolve(make_trace(
+      {alloc_event(0x10, 8, 0, 0), alloc_event(0x10, 16, 0, 1), free_event(0x10, 0, 1),
+       free_event(0x10, 0, 0)}));
+  EXPECT_EQ(r.anomalies.total(), 0u);
+  EXPECT_EQ(ops_text(r), "B a0 a1 f1 f0 E");
+  EXPECT_EQ(r.device_of(1), 1);
+}
+
+TEST(Resolve, run_begin_inside_a_run_ends_that_run_first) {
+  const ResolvedTrace r = resolve(make_trace({marker(Op::run_begin, "one"), alloc_event(0x10, 8),
+                                              marker(Op::run_begin, "two"), free_event(0x10),
+                                              marker(Op::run_end)}));
+  EXPECT_EQ(r.anomalies.nested_run_begin, 1u);
+  EXPECT_EQ(ops_text(r), "B a0 E B f0 E");
+  ASSERT_EQ(r.runs.size(), 2u);
+  EXPECT_EQ(r.runs[0].label, "one");
+  EXPECT_EQ(r.runs[1].label, "two");
+}
+
+TEST(Resolve, run_end_outside_a_run_is_ignored) {
+  const ResolvedTrace r = resolve(make_trace({marker(Op::run_end), alloc_event(0x10, 8),
+                                              marker(Op::run_begin), marker(Op::run_end),
+                                              marker(Op::run_end)}));
+  EXPECT_EQ(r.anomalies.run_end_outside_run, 2u);
+  EXPECT_EQ(ops_text(r), "a0 B E");
+  EXPECT_FALSE(r.implicit_run);
+}
+
+TEST(Resolve, trace_without_markers_is_one_implicit_run) {
+  const ResolvedTrace r = resolve(make_trace({alloc_event(0x10, 8, 5), free_event(0x10, 9)}));
+  EXPECT_TRUE(r.implicit_run);
+  EXPECT_EQ(ops_text(r), "B a0 f0 E");
+  ASSERT_EQ(r.runs.size(), 1u);
+  EXPECT_EQ(r.runs[0].begin_time_ns, 5u);
+  EXPECT_EQ(r.runs[0].end_time_ns, 9u);
+}
+
+TEST(Resolve, run_left_open_at_the_end_is_reported) {
+  const ResolvedTrace r = resolve(make_trace({marker(Op::run_begin), alloc_event(0x10, 8)}));
+  EXPECT_EQ(r.anomalies.unterminated_runs, 1u);
+  EXPECT_EQ(ops_text(r), "B a0");
+  EXPECT_EQ(r.runs[0].end_op, r.ops.size());
+}
+
+TEST(Resolve, marks_are_not_replayed) {
+  const ResolvedTrace r = resolve(make_trace({marker(Op::mark, "step"), alloc_event(0x10, 8)}));
+  EXPECT_EQ(ops_text(r), "B a0 E");
+}
+
+TEST(Resolve, segment_events_are_counted_beside_the_requests) {
+  Event segment = alloc_event(0x1000, 2 << 20);
+  segment.segment = true;
+  Event segment_free = free_event(0x1000);
+  segment_free.segment = true;
+  const ResolvedTrace r =
+      resolve(make_trace({segment, alloc_event(0x1000, 512), free_event(0x1000), segment_free}));
+  EXPECT_EQ(r.segment_allocs, 1u);
+  EXPECT_EQ(r.segment_frees, 1u);
+  EXPECT_EQ(r.segment_bytes_allocated, 2u << 20);
+  EXPECT_EQ(ops_text(r), "B a0 f0 E");
+  EXPECT_EQ(r.anomalies.total(), 0u);
+}
+
+}  // namespace
+}  // namespace alloclab

@@ -1,0 +1,69 @@
+#pragma once
+// Helpers shared by the trace tests: building events and traces tersely, temp files.
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "alloclab/trace/trace.hpp"
+
+namespace alloclab::test {
+
+inline Event alloc_event(std::uint64_t address, std::uint64_t size, std::uint64_t time = 0,
+                         DeviceId device = cpu_device) {
+  Event e;
+  e.op = Op::alloc;
+  e.address = address;
+  e.size = size;
+  e.time_ns = time;
+  e.device = device;
+  return e;
+}
+inline Event free_event(std::uint64_t address, std::uint64_t time = 0,
+                        DeviceId device = cpu_device) {
+  Event e;
+  e.op = Op::free;
+  e.address = address;
+  e.time_ns = time;
+  e.device = device;
+  return e;
+}
+inline Event marker(Op op, std::string label = {}, std::uint64_t time = 0) {
+  Event e;
+  e.op = op;
+  e.label = std::move(label);
+  e.time_ns = time;
+  return e;
+}
+
+inline Trace make_trace(const std::vector<Event>& events) {
+  Trace t;
+  for (const Event& e : events) t.push_back(e);
+  return t;
+}
+
+// A file under the test's temp directory, removed when the object dies.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& name)
+      : path_(std::filesystem::temp_directory_path() /
+              ("alloclab-test-" + std::to_string(::getpid()) + "-" + name)) {}
+  ~TempFile() { std::filesystem::remove(path_); }
+  std::string path() const { return path_.string(); }
+  std::vector<char> bytes() const {
+    std::ifstream in(path_, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  void write(const std::vector<char>& bytes) const {
+    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace alloclab::test

@@ -1,0 +1,34 @@
+#pragma once
+// Encoding of one chunk's events before compression. Columns are stored one after another
+// (all attrs, then all origins, times, sizes, addresses) so zstd sees similar bytes together:
+//
+//   origins := n:varint (thread:varint device:zigzag stream:varint)*n   -- chunk-local table
+//   labels  := n:varint (index_delta:varint len:varint bytes)*n
+//   attrs   := varint*events                (Trace::raw_attrs)
+//   origin  := varint*events                (index into the chunk-local table)
+//   time    := zigzag(time - previous time)*events
+//   size    := varint*events
+//   address := per event:
+//     alloc/free: tag:varint   odd tag  -> a free of the allocation made (tag >> 1) allocations
+//                                          earlier in this chunk (most frees are this cheap)
+//                              tag == 0 -> zigzag(address - previous address):varint follows
+//                              even tag -> zigzag delta = (tag >> 1) - 1
+//     markers:    address:varint (no effect on "previous address")
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "alloclab/trace/trace.hpp"
+
+namespace alloclab::detail {
+
+void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end,
+                  std::vector<std::uint8_t>& out);
+
+// Appends `events` decoded events to `out`. On a malformed payload returns false with `error`
+// set, and leaves `out` as it was.
+bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t events, Trace& out,
+                  std::string& error);
+
+}  // namespace alloclab::detail

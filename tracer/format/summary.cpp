@@ -1,0 +1,218 @@
+#include "alloclab/trace/summary.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+#include <set>
+#include <unordered_map>
+
+namespace alloclab {
+namespace {
+
+unsigned log2_bucket(std::uint64_t value) {
+  return value == 0 ? 0u : static_cast<unsigned>(std::bit_width(value) - 1);
+}
+
+std::vector<SizeCount> top_sizes(const std::unordered_map<std::uint64_t, std::uint64_t>& counts,
+                                 bool by_bytes) {
+  std::vector<SizeCount> all;
+  all.reserve(counts.size());
+  for (const auto& [size, count] : counts) all.push_back({size, count, size * count});
+  auto key = [by_bytes](const SizeCount& s) { return by_bytes ? s.bytes : s.count; };
+  const std::size_t keep = std::min<std::size_t>(10, all.size());
+  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(),
+                    [&](const SizeCount& a, const SizeCount& b) {
+                      return key(a) != key(b) ? key(a) > key(b) : a.size < b.size;
+                    });
+  all.resize(keep);
+  return all;
+}
+
+void summarize_events(const Trace& trace, TraceSummary& s) {
+  s.events = trace.size();
+  std::uint64_t first = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t last = 0;
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    ++s.events_by_op[static_cast<std::size_t>(trace.op(i))];
+    if (trace.segment(i)) ++s.segment_events;
+    first = std::min(first, trace.time_ns(i));
+    last = std::max(last, trace.time_ns(i));
+  }
+  if (!trace.empty()) {
+    s.first_time_ns = first;
+    s.duration_ns = last - first;
+  }
+  std::set<std::uint64_t> threads;
+  std::set<DeviceId> devices;
+  std::set<std::pair<DeviceId, std::uint64_t>> streams;
+  for (const Origin& o : trace.origins()) {
+    threads.insert(o.thread);
+    devices.insert(o.device);
+    streams.insert({o.device, o.stream});
+  }
+  s.threads = threads.size();
+  for (DeviceId d : devices) s.devices.push_back(device_name(d));
+  s.streams = streams.size();
+}
+
+void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
+  std::unordered_map<std::uint64_t, std::uint64_t> size_counts;
+  for (std::uint64_t size : r.alloc_size) {
+    s.bytes_requested += size;
+    ++s.size_histogram[log2_bucket(size)];
+    ++size_counts[size];
+  }
+  s.allocations = r.alloc_size.size();
+  for (std::size_t id = 0; id < r.alloc_size.size(); ++id)
+    if (r.free_time_ns[id] != std::numeric_limits<std::uint64_t>::max()) {
+      ++s.frees;
+      const std::uint64_t begin = r.alloc_time_ns[id];
+      const std::uint64_t end = r.free_time_ns[id];
+      ++s.lifetime_histogram[log2_bucket(end > begin ? end - begin : 0)];
+    }
+  s.top_sizes_by_count = top_sizes(size_counts, false);
+  s.top_sizes_by_bytes = top_sizes(size_counts, true);
+
+  std::uint64_t live = 0;
+  RunSummary* run = nullptr;
+  for (std::size_t k = 0; k < r.ops.size(); ++k) {
+    const ResolvedOp& op = r.ops[k];
+    switch (op.op) {
+      case ReplayOp::alloc:
+        live += r.alloc_size[op.id];
+        if (run) {
+          ++run->allocations;
+          run->bytes_requested += r.alloc_size[op.id];
+        }
+        break;
+      case ReplayOp::free:
+        live -= r.alloc_size[op.id];
+        if (run) ++run->frees;
+        break;
+      case ReplayOp::run_begin: {
+        const RunInfo& info = r.runs[op.id];
+        s.runs.push_back(RunSummary{info.label, 0, 0, 0, live,
+                                    info.end_time_ns - info.begin_time_ns,
+                                    info.end_op < r.ops.size()});
+        run = &s.runs.back();
+        break;
+      }
+      case ReplayOp::run_end: run = nullptr; break;
+    }
+    if (live > s.peak_live_bytes) {
+      s.peak_live_bytes = live;
+      s.peak_live_time_ns = r.op_time_ns[k];
+    }
+    if (run) run->peak_live_bytes = std::max(run->peak_live_bytes, live);
+  }
+}
+
+nlohmann::json histogram_json(const std::array<std::uint64_t, 65>& buckets) {
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t k = 0; k < buckets.size(); ++k)
+    if (buckets[k] != 0)
+      out.push_back({{"from", k == 0 ? 0 : std::uint64_t{1} << k},
+                     {"to", k >= 63 ? std::numeric_limits<std::uint64_t>::max()
+                                    : (std::uint64_t{1} << (k + 1)) - 1},
+                     {"count", buckets[k]}});
+  return out;
+}
+
+nlohmann::json sizes_json(const std::vector<SizeCount>& sizes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const SizeCount& s : sizes)
+    out.push_back({{"size", s.size}, {"count", s.count}, {"bytes", s.bytes}});
+  return out;
+}
+
+}  // namespace
+
+TraceSummary summarize(const Trace& trace, const ResolvedTrace& resolved) {
+  TraceSummary s;
+  summarize_events(trace, s);
+  summarize_ops(resolved, s);
+  s.anomalies = resolved.anomalies;
+  s.implicit_run = resolved.implicit_run;
+  s.segment_allocs = resolved.segment_allocs;
+  s.segment_frees = resolved.segment_frees;
+  s.segment_bytes_allocated = resolved.segment_bytes_allocated;
+  if (s.segment_events > 0 && s.allocations > 0)
+    s.recorded_hit_rate =
+        1.0 - static_cast<double>(std::min(s.segment_allocs, s.allocations)) /
+                  static_cast<double>(s.allocations);
+  s.memory_bytes = trace.memory_bytes();
+  s.warnings = trace.warnings;
+  return s;
+}
+
+nlohmann::json to_json(const Anomalies& a) {
+  return {{"free_unknown", a.free_unknown},
+          {"double_free", a.double_free},
+          {"alloc_over_live", a.alloc_over_live},
+          {"free_null", a.free_null},
+          {"failed_allocs", a.failed_allocs},
+          {"nested_run_begin", a.nested_run_begin},
+          {"run_end_outside_run", a.run_end_outside_run},
+          {"unterminated_runs", a.unterminated_runs},
+          {"leaks", a.leaks},
+          {"leaked_bytes", a.leaked_bytes},
+          {"total", a.total()}};
+}
+
+nlohmann::json to_json(const TraceSummary& s) {
+  nlohmann::json by_op = nlohmann::json::object();
+  for (int op = 0; op < op_count; ++op)
+    by_op[std::string(to_string(static_cast<Op>(op)))] = s.events_by_op[static_cast<std::size_t>(op)];
+  nlohmann::json runs = nlohmann::json::array();
+  for (const RunSummary& r : s.runs)
+    runs.push_back({{"label", r.label},
+                    {"allocations", r.allocations},
+                    {"frees", r.frees},
+                    {"bytes_requested", r.bytes_requested},
+                    {"peak_live_bytes", r.peak_live_bytes},
+                    {"duration_ns", r.duration_ns},
+                    {"ended", r.ended}});
+  nlohmann::json out = {
+      {"source", s.source},
+      {"events", s.events},
+      {"events_by_op", by_op},
+      {"segment_events", s.segment_events},
+      {"threads", s.threads},
+      {"devices", s.devices},
+      {"streams", s.streams},
+      {"first_time_ns", s.first_time_ns},
+      {"duration_ns", s.duration_ns},
+      {"allocations", s.allocations},
+      {"frees", s.frees},
+      {"anomalies", to_json(s.anomalies)},
+      {"bytes_requested", s.bytes_requested},
+      {"peak_live_bytes", s.peak_live_bytes},
+      {"peak_live_time_ns", s.peak_live_time_ns},
+      {"size_histogram", histogram_json(s.size_histogram)},
+      {"lifetime_histogram_ns", histogram_json(s.lifetime_histogram)},
+      {"top_sizes_by_count", sizes_json(s.top_sizes_by_count)},
+      {"top_sizes_by_bytes", sizes_json(s.top_sizes_by_bytes)},
+      {"implicit_run", s.implicit_run},
+      {"runs", runs},
+      {"segments",
+       {{"allocs", s.segment_allocs},
+        {"frees", s.segment_frees},
+        {"bytes_allocated", s.segment_bytes_allocated}}},
+      {"recorded_hit_rate", s.recorded_hit_rate ? nlohmann::json(*s.recorded_hit_rate)
+                                                : nlohmann::json(nullptr)},
+      {"memory_bytes", s.memory_bytes},
+      {"memory_bytes_per_event",
+       s.events ? static_cast<double>(s.memory_bytes) / static_cast<double>(s.events) : 0.0},
+      {"warnings", s.warnings}};
+  if (s.file_bytes) {
+    out["file_bytes"] = *s.file_bytes;
+    out["file_bytes_per_event"] =
+        s.events ? static_cast<double>(*s.file_bytes) / static_cast<double>(s.events) : 0.0;
+  } else {
+    out["file_bytes"] = nullptr;
+    out["file_bytes_per_event"] = nullptr;
+  }
+  return out;
+}
+
+}  // namespace alloclab

@@ -1,0 +1,132 @@
+#include "alloclab/trace/trace.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <stdexcept>
+
+#include "alloclab/trace/error.hpp"
+
+namespace alloclab {
+
+std::size_t Trace::OriginHash::operator()(const Origin& o) const noexcept {
+  std::uint64_t h = o.thread * 0x9E3779B97F4A7C15ull;
+  h ^= (static_cast<std::uint64_t>(static_cast<std::uint32_t>(o.device)) + 0x632BE59BD9B4E019ull) +
+       (h << 6) + (h >> 2);
+  h ^= (o.stream * 0xC2B2AE3D27D4EB4Full) + (h << 6) + (h >> 2);
+  return static_cast<std::size_t>(h);
+}
+
+void Trace::reserve(std::size_t events) {
+  time_ns_.reserve(events);
+  address_.reserve(events);
+  size32_.reserve(events);
+  origin_.reserve(events);
+  attrs_.reserve(events);
+}
+
+void Trace::clear() { *this = Trace(); }
+
+std::uint16_t Trace::intern_origin(const Origin& origin) {
+  // Consecutive events nearly always come from the same thread and stream.
+  if (!origins_.empty() && origins_[last_origin_] == origin) return last_origin_;
+  auto it = origin_lookup_.find(origin);
+  if (it == origin_lookup_.end()) {
+    if (origins_.size() >= max_origins)
+      throw InputError("more than " + std::to_string(max_origins) +
+                       " distinct (thread, device, stream) combinations in one trace");
+    it = origin_lookup_.emplace(origin, static_cast<std::uint16_t>(origins_.size())).first;
+    origins_.push_back(origin);
+  }
+  last_origin_ = it->second;
+  return last_origin_;
+}
+
+std::uint16_t Trace::pack_attrs(Op op, MemoryKind kind, std::uint64_t alignment, bool segment) {
+  unsigned align_code = 0;
+  if (alignment != 0) {
+    if (!std::has_single_bit(alignment))
+      throw InputError("alignment " + std::to_string(alignment) + " is not a power of two");
+    align_code = static_cast<unsigned>(std::countr_zero(alignment)) + 1;
+  }
+  return static_cast<std::uint16_t>(static_cast<unsigned>(op) | (static_cast<unsigned>(kind) << 3) |
+                                    (align_code << 6) | (segment ? 1u << 13 : 0u));
+}
+
+void Trace::append_raw(std::uint64_t time_ns, std::uint64_t address, std::uint64_t size,
+                       std::uint16_t origin, std::uint16_t attrs) {
+  const std::size_t index = time_ns_.size();
+  time_ns_.push_back(time_ns);
+  address_.push_back(address);
+  if (size >= big_size_marker) {
+    size32_.push_back(big_size_marker);
+    big_sizes_.emplace_back(index, size);
+  } else {
+    size32_.push_back(static_cast<std::uint32_t>(size));
+  }
+  origin_.push_back(origin);
+  attrs_.push_back(attrs);
+}
+
+void Trace::set_label(std::size_t i, std::string label) {
+  if (label.empty()) return;
+  if (!labels_.empty() && labels_.back().first >= i)
+    throw std::logic_error("Trace::set_label: labels must be set in increasing event order");
+  labels_.emplace_back(i, std::move(label));
+}
+
+void Trace::push_back(const Event& e) {
+  const std::uint16_t attrs = pack_attrs(e.op, e.kind, e.alignment, e.segment);
+  const std::uint16_t origin = intern_origin(Origin{e.thread, e.device, e.stream});
+  append_raw(e.time_ns, e.address, e.size, origin, attrs);
+  if (!e.label.empty()) labels_.emplace_back(time_ns_.size() - 1, e.label);
+}
+
+std::uint64_t Trace::big_size(std::size_t i) const {
+  auto it = std::lower_bound(big_sizes_.begin(), big_sizes_.end(), i,
+                             [](const auto& entry, std::size_t index) { return entry.first < index; });
+  return it != big_sizes_.end() && it->first == i ? it->second : big_size_marker;
+}
+
+std::string_view Trace::label(std::size_t i) const {
+  auto it = std::lower_bound(labels_.begin(), labels_.end(), i,
+                             [](const auto& entry, std::size_t index) { return entry.first < index; });
+  return it != labels_.end() && it->first == i ? std::string_view(it->second) : std::string_view();
+}
+
+Event Trace::event(std::size_t i) const {
+  Event e;
+  e.time_ns = time_ns(i);
+  const Origin& o = origin(i);
+  e.thread = o.thread;
+  e.device = o.device;
+  e.stream = o.stream;
+  e.op = op(i);
+  e.kind = kind(i);
+  e.address = address(i);
+  e.size = size_of(i);
+  e.alignment = alignment(i);
+  e.segment = segment(i);
+  e.label = std::string(label(i));
+  return e;
+}
+
+std::size_t Trace::memory_bytes() const {
+  std::size_t bytes = time_ns_.capacity() * sizeof(std::uint64_t) +
+                      address_.capacity() * sizeof(std::uint64_t) +
+                      size32_.capacity() * sizeof(std::uint32_t) +
+                      origin_.capacity() * sizeof(std::uint16_t) +
+                      attrs_.capacity() * sizeof(std::uint16_t) +
+                      big_sizes_.capacity() * sizeof(big_sizes_[0]) +
+                      origins_.capacity() * sizeof(Origin);
+  for (const auto& [index, text] : labels_) bytes += sizeof(index) + sizeof(text) + text.capacity();
+  return bytes;
+}
+
+bool Trace::operator==(const Trace& other) const {
+  if (size() != other.size()) return false;
+  for (std::size_t i = 0; i < size(); ++i)
+    if (event(i) != other.event(i)) return false;
+  return true;
+}
+
+}  // namespace alloclab

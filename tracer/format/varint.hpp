@@ -1,0 +1,64 @@
+#pragma once
+// LEB128 varints and zigzag, shared by the .alt encoder and decoder.
+#include <cstdint>
+#include <vector>
+
+namespace alloclab::detail {
+
+inline void put_varint(std::vector<std::uint8_t>& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<std::uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<std::uint8_t>(v));
+}
+
+inline std::uint64_t zigzag(std::int64_t v) {
+  return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+}
+inline std::int64_t unzigzag(std::uint64_t v) {
+  return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1);
+}
+
+// Bounds-checked reader over a decompressed payload: a corrupt payload sets `failed` and yields
+// zeros instead of reading past the end, so one bad chunk can never crash the loader.
+class VarintReader {
+ public:
+  VarintReader(const std::uint8_t* begin, const std::uint8_t* end) : p_(begin), end_(end) {}
+
+  std::uint64_t next() {
+    if (p_ < end_ && *p_ < 0x80) return *p_++;  // the common one-byte case
+    std::uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+      if (p_ == end_) return fail();
+      const std::uint8_t byte = *p_++;
+      if (shift == 63 && byte > 1) return fail();
+      v |= static_cast<std::uint64_t>(byte & 0x7F) << shift;
+      if (byte < 0x80) return v;
+    }
+    return fail();
+  }
+  const std::uint8_t* take(std::uint64_t n) {
+    if (static_cast<std::uint64_t>(end_ - p_) < n) {
+      fail();
+      return nullptr;
+    }
+    const std::uint8_t* at = p_;
+    p_ += n;
+    return at;
+  }
+  bool failed() const { return failed_; }
+  bool at_end() const { return p_ == end_; }
+
+ private:
+  std::uint64_t fail() {
+    failed_ = true;
+    p_ = end_;
+    return 0;
+  }
+  const std::uint8_t* p_;
+  const std::uint8_t* end_;
+  bool failed_ = false;
+};
+
+}  // namespace alloclab::detail

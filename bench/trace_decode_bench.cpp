@@ -1,0 +1,81 @@
+// Decode + resolve throughput of the native format on a synthetic trace shaped like a CNN
+// inference workload. Run: build-release/bin/trace_decode_bench (see README "Performance").
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+
+#include <unistd.h>
+
+#include "alloclab/trace/alt.hpp"
+#include "alloclab/trace/resolve.hpp"
+#include "alloclab/trace/synthetic.hpp"
+
+namespace {
+
+struct Fixture {
+  std::string path;
+  std::size_t events = 0;
+  alloclab::Trace trace;
+
+  Fixture() {
+    alloclab::SyntheticOptions options;
+    options.shape = alloclab::SyntheticShape::cnn;
+    options.min_events = 4'000'000;
+    trace = alloclab::generate_synthetic(options);
+    events = trace.size();
+    path = (std::filesystem::temp_directory_path() /
+            ("alloclab-bench-" + std::to_string(::getpid()) + ".alt"))
+               .string();
+    alloclab::write_alt(trace, path);
+  }
+  ~Fixture() { std::filesystem::remove(path); }
+};
+
+Fixture& fixture() {
+  static Fixture f;
+  return f;
+}
+
+void BM_DecodeAlt(benchmark::State& state) {
+  Fixture& f = fixture();
+  for (auto _ : state) {
+    alloclab::Trace t = alloclab::read_alt(f.path);
+    benchmark::DoNotOptimize(t.size());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * f.events));
+  state.counters["bytes_per_event"] =
+      static_cast<double>(std::filesystem::file_size(f.path)) / static_cast<double>(f.events);
+}
+BENCHMARK(BM_DecodeAlt)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Resolve(benchmark::State& state) {
+  Fixture& f = fixture();
+  for (auto _ : state) {
+    alloclab::ResolvedTrace r = alloclab::resolve(f.trace);
+    benchmark::DoNotOptimize(r.ops.size());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * f.events));
+}
+BENCHMARK(BM_Resolve)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_DecodeAndResolve(benchmark::State& state) {
+  Fixture& f = fixture();
+  for (auto _ : state) {
+    alloclab::ResolvedTrace r = alloclab::resolve(alloclab::read_alt(f.path));
+    benchmark::DoNotOptimize(r.ops.size());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * f.events));
+}
+BENCHMARK(BM_DecodeAndResolve)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_EncodeAlt(benchmark::State& state) {
+  Fixture& f = fixture();
+  for (auto _ : state) alloclab::write_alt(f.trace, f.path + ".out");
+  std::filesystem::remove(f.path + ".out");
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * f.events));
+}
+BENCHMARK(BM_EncodeAlt)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

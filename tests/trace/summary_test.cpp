@@ -1,0 +1,71 @@
+#include <gtest/gtest.h>
+
+#include "alloclab/trace/summary.hpp"
+#include "trace_test_util.hpp"
+
+namespace alloclab {
+namespace {
+
+using test::alloc_event;
+using test::free_event;
+using test::marker;
+
+TEST(Summary, counts_peaks_histograms_and_runs_of_a_hand_worked_trace) {
+  const Trace t = test::make_trace({
+      marker(Op::run_begin, "first", 0), alloc_event(0x10, 100, 10), alloc_event(0x20, 1000, 20),
+      free_event(0x10, 110), marker(Op::run_end, "", 200), marker(Op::mark, "checkpoint", 250),
+      marker(Op::run_begin, "second", 300), alloc_event(0x10, 100, 310), free_event(0x10, 330),
+      free_event(0x20, 340), marker(Op::run_end, "", 400)});
+  const TraceSummary s = summarize(t, resolve(t));
+  EXPECT_EQ(s.events, 11u);
+  EXPECT_EQ(s.events_by_op[static_cast<int>(Op::alloc)], 3u);
+  EXPECT_EQ(s.events_by_op[static_cast<int>(Op::mark)], 1u);
+  EXPECT_EQ(s.allocations, 3u);
+  EXPECT_EQ(s.frees, 3u);
+  EXPECT_EQ(s.bytes_requested, 1200u);
+  EXPECT_EQ(s.peak_live_bytes, 1100u);
+  EXPECT_EQ(s.peak_live_time_ns, 20u);
+  EXPECT_EQ(s.duration_ns, 400u);
+  EXPECT_EQ(s.size_histogram[6], 2u);  // 100 is in [64, 128)
+  EXPECT_EQ(s.size_histogram[9], 1u);  // 1000 is in [512, 1024)
+  EXPECT_EQ(s.lifetime_histogram[6], 1u);  // 100 ns
+  EXPECT_EQ(s.lifetime_histogram[8], 1u);  // 320 ns
+  EXPECT_EQ(s.lifetime_histogram[4], 1u);  // 20 ns
+  ASSERT_EQ(s.top_sizes_by_count.size(), 2u);
+  EXPECT_EQ(s.top_sizes_by_count[0].size, 100u);
+  EXPECT_EQ(s.top_sizes_by_bytes[0].size, 1000u);
+  ASSERT_EQ(s.runs.size(), 2u);
+  EXPECT_EQ(s.runs[0].label, "first");
+  EXPECT_EQ(s.runs[0].allocations, 2u);
+  EXPECT_EQ(s.runs[0].peak_live_bytes, 1100u);
+  EXPECT_EQ(s.runs[1].allocations, 1u);
+  EXPECT_EQ(s.runs[1].peak_live_bytes, 1100u);  // the 1000-byte block lives on into run 2
+  EXPECT_EQ(s.runs[1].duration_ns, 100u);
+  EXPECT_EQ(s.threads, 1u);
+  EXPECT_EQ(s.devices, (std::vector<std::string>{"cpu"}));
+
+  const nlohmann::json j = to_json(s);
+  EXPECT_EQ(j["peak_live_bytes"], 1100);
+  EXPECT_EQ(j["events_by_op"]["run_begin"], 2);
+  EXPECT_EQ(j["anomalies"]["total"], 0);
+  EXPECT_EQ(j["runs"][1]["label"], "second");
+  EXPECT_TRUE(j["file_bytes"].is_null());
+}
+
+TEST(Summary, recorded_hit_rate_comes_from_segment_events) {
+  Event segment = alloc_event(0x1000, 2 << 20);
+  segment.segment = true;
+  std::vector<Event> events = {segment};
+  for (std::uint64_t i = 0; i < 4; ++i) {
+    events.push_back(alloc_event(0x1000, 512));
+    events.push_back(free_event(0x1000));
+  }
+  const Trace t = test::make_trace(events);
+  const TraceSummary s = summarize(t, resolve(t));
+  ASSERT_TRUE(s.recorded_hit_rate.has_value());
+  EXPECT_DOUBLE_EQ(*s.recorded_hit_rate, 0.75);
+  EXPECT_EQ(s.segment_allocs, 1u);
+}
+
+}  // namespace
+}  // namespace alloclab

@@ -1,5 +1,6 @@
 #include "alt_codec.hpp"
 
+#include <exception>
 #include <unordered_map>
 
 #include "varint.hpp"
@@ -91,7 +92,7 @@ void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end,
 }
 
 bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t events, Trace& out,
-                  std::string& error) {
+                  DecodeScratch& scratch, std::string& error) {
   VarintReader in(data, data + size);
   auto fail = [&](std::string what) {
     error = std::move(what);
@@ -123,58 +124,71 @@ bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t even
     labels[k] = {label_at, std::string(reinterpret_cast<const char*>(text), length)};
   }
 
-  std::vector<std::uint16_t> attrs(events);
-  for (auto& a : attrs) {
+  // Decode straight into the trace's columns; on any error the new events are dropped again.
+  const std::size_t base = out.size();
+  const Trace::NewColumns col = out.extend(events);
+  auto abandon = [&](std::string what) {
+    out.truncate(base);
+    return fail(std::move(what));
+  };
+  for (std::uint32_t k = 0; k < events; ++k) {
     const std::uint64_t v = in.next();
     const unsigned op = v & 0x7u;
     const unsigned kind = (v >> 3) & 0x7u;
     const unsigned align = (v >> 6) & 0x7Fu;
     if (v >> 14 || op >= static_cast<unsigned>(op_count) ||
         kind >= static_cast<unsigned>(memory_kind_count) || align > 64)
-      return fail("invalid event attributes " + std::to_string(v));
-    a = static_cast<std::uint16_t>(v);
+      return abandon("invalid event attributes " + std::to_string(v));
+    col.attrs[k] = static_cast<std::uint16_t>(v);
   }
-  std::vector<std::uint16_t> origin(events);
-  for (auto& o : origin) {
+  for (std::uint32_t k = 0; k < events; ++k) {
     const std::uint64_t v = in.next();
-    if (v >= origin_count) return fail("origin index " + std::to_string(v) + " out of range");
-    o = static_cast<std::uint16_t>(v);
+    if (v >= origin_count) return abandon("origin index " + std::to_string(v) + " out of range");
+    col.origin[k] = static_cast<std::uint16_t>(v);  // chunk-local until the table is merged
   }
-  std::vector<std::uint64_t> time(events);
   std::uint64_t t = 0;
-  for (auto& value : time) value = t += static_cast<std::uint64_t>(unzigzag(in.next()));
-  std::vector<std::uint64_t> sizes(events);
-  for (auto& value : sizes) value = in.next();
+  for (std::uint32_t k = 0; k < events; ++k)
+    col.time_ns[k] = t += static_cast<std::uint64_t>(unzigzag(in.next()));
+  for (std::uint32_t k = 0; k < events; ++k) {
+    const std::uint64_t v = in.next();
+    if (v >= Trace::big_size_marker)
+      out.set_big_size(base + k, v);
+    else
+      col.size32[k] = static_cast<std::uint32_t>(v);
+  }
 
-  std::vector<std::uint64_t> addresses(events);
-  std::vector<std::uint64_t> alloc_addresses;
+  std::vector<std::uint64_t>& alloc_addresses = scratch.alloc_addresses;
+  alloc_addresses.clear();
   std::uint64_t previous_address = 0;
   for (std::uint32_t k = 0; k < events; ++k) {
-    const Op op = static_cast<Op>(attrs[k] & 0x7u);
+    const Op op = static_cast<Op>(col.attrs[k] & 0x7u);
     if (!is_memory_op(op)) {
-      addresses[k] = in.next();
+      col.address[k] = in.next();
       continue;
     }
     const std::uint64_t tag = in.next();
     if (tag & 1) {
       const std::uint64_t back = tag >> 1;
       if (op != Op::free || back == 0 || back > alloc_addresses.size())
-        return fail("back-reference " + std::to_string(back) + " out of range");
-      addresses[k] = alloc_addresses[alloc_addresses.size() - back];
+        return abandon("back-reference " + std::to_string(back) + " out of range");
+      col.address[k] = alloc_addresses[alloc_addresses.size() - back];
       continue;
     }
     const std::uint64_t zz = tag == 0 ? in.next() : (tag >> 1) - 1;
-    addresses[k] = previous_address += static_cast<std::uint64_t>(unzigzag(zz));
-    if (op == Op::alloc) alloc_addresses.push_back(addresses[k]);
+    col.address[k] = previous_address += static_cast<std::uint64_t>(unzigzag(zz));
+    if (op == Op::alloc) alloc_addresses.push_back(col.address[k]);
   }
-  if (in.failed()) return fail("payload ends early");
-  if (!in.at_end()) return fail("stray bytes after the last event");
+  if (in.failed()) return abandon("payload ends early");
+  if (!in.at_end()) return abandon("stray bytes after the last event");
 
-  std::vector<std::uint16_t> global(origin_count);
-  for (std::uint64_t k = 0; k < origin_count; ++k) global[k] = out.add_origin(origins[k]);
-  const std::size_t base = out.size();
-  for (std::uint32_t k = 0; k < events; ++k)
-    out.append_raw(time[k], addresses[k], sizes[k], global[origin[k]], attrs[k]);
+  std::vector<std::uint16_t>& global = scratch.global_origin;
+  global.resize(origin_count);
+  try {
+    for (std::uint64_t k = 0; k < origin_count; ++k) global[k] = out.add_origin(origins[k]);
+  } catch (const std::exception& e) {
+    return abandon(e.what());
+  }
+  for (std::uint32_t k = 0; k < events; ++k) col.origin[k] = global[col.origin[k]];
   for (auto& [index, text] : labels) out.set_label(base + index, std::move(text));
   return true;
 }

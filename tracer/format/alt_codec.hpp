@@ -26,9 +26,15 @@ namespace alloclab::detail {
 void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end,
                   std::vector<std::uint8_t>& out);
 
+// Buffers reused from chunk to chunk.
+struct DecodeScratch {
+  std::vector<std::uint64_t> alloc_addresses;
+  std::vector<std::uint16_t> global_origin;
+};
+
 // Appends `events` decoded events to `out`. On a malformed payload returns false with `error`
 // set, and leaves `out` as it was.
 bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t events, Trace& out,
-                  std::string& error);
+                  DecodeScratch& scratch, std::string& error);
 
 }  // namespace alloclab::detail

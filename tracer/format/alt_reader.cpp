@@ -170,7 +170,7 @@ class AltLoader {
     const std::size_t got = ZSTD_decompressDCtx(dctx, raw.data(), raw.size(), payload, h.stored);
     if (ZSTD_isError(got)) return std::string("cannot decompress: ") + ZSTD_getErrorName(got);
     if (got != h.raw) return "decompressed size differs from the chunk header";
-    if (!detail::decode_chunk(raw.data(), raw.size(), h.events, trace_, error))
+    if (!detail::decode_chunk(raw.data(), raw.size(), h.events, trace_, scratch_, error))
       return "bad encoding: " + error;
     return {};
   }
@@ -178,6 +178,7 @@ class AltLoader {
   std::string path_;
   std::vector<std::uint8_t> bytes_;
   Trace trace_;
+  detail::DecodeScratch scratch_;
 };
 
 }  // namespace

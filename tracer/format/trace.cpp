@@ -67,6 +67,33 @@ void Trace::append_raw(std::uint64_t time_ns, std::uint64_t address, std::uint64
   attrs_.push_back(attrs);
 }
 
+Trace::NewColumns Trace::extend(std::size_t n) {
+  const std::size_t base = time_ns_.size();
+  time_ns_.resize(base + n);
+  address_.resize(base + n);
+  size32_.resize(base + n);
+  origin_.resize(base + n);
+  attrs_.resize(base + n);
+  return {time_ns_.data() + base, address_.data() + base, size32_.data() + base,
+          origin_.data() + base, attrs_.data() + base};
+}
+
+void Trace::set_big_size(std::size_t i, std::uint64_t size) {
+  size32_[i] = big_size_marker;
+  big_sizes_.emplace_back(i, size);
+}
+
+void Trace::truncate(std::size_t size) {
+  if (size >= time_ns_.size()) return;
+  time_ns_.resize(size);
+  address_.resize(size);
+  size32_.resize(size);
+  origin_.resize(size);
+  attrs_.resize(size);
+  while (!big_sizes_.empty() && big_sizes_.back().first >= size) big_sizes_.pop_back();
+  while (!labels_.empty() && labels_.back().first >= size) labels_.pop_back();
+}
+
 void Trace::set_label(std::size_t i, std::string label) {
   if (label.empty()) return;
   if (!labels_.empty() && labels_.back().first >= i)

@@ -26,8 +26,21 @@ class VarintReader {
  public:
   VarintReader(const std::uint8_t* begin, const std::uint8_t* end) : p_(begin), end_(end) {}
 
-  std::uint64_t next() {
+  [[gnu::always_inline]] std::uint64_t next() {
     if (p_ < end_ && *p_ < 0x80) return *p_++;  // the common one-byte case
+    return next_long();
+  }
+  [[gnu::noinline]] std::uint64_t next_long() {
+    if (end_ - p_ >= 10) {
+      // Far from the end: no bounds check per byte. Ten bytes cover any 64-bit value.
+      std::uint64_t v = 0;
+      for (unsigned shift = 0; shift < 70; shift += 7) {
+        const std::uint8_t byte = *p_++;
+        v |= static_cast<std::uint64_t>(byte & 0x7F) << (shift & 63);
+        if (byte < 0x80) return shift == 63 && byte > 1 ? fail() : v;
+      }
+      return fail();
+    }
     std::uint64_t v = 0;
     for (unsigned shift = 0; shift < 64; shift += 7) {
       if (p_ == end_) return fail();

@@ -70,6 +70,22 @@ class Trace {
   std::uint16_t add_origin(const Origin& origin) { return intern_origin(origin); }
   void append_raw(std::uint64_t time_ns, std::uint64_t address, std::uint64_t size,
                   std::uint16_t origin, std::uint16_t attrs);
+  // Fastest bulk path: grows every column by `n` and returns where the new events go. Sizes of
+  // 4 GiB and more must be stored with set_big_size() instead of in `size32`. The pointers stay
+  // valid until the next call that adds events.
+  struct NewColumns {
+    std::uint64_t* time_ns;
+    std::uint64_t* address;
+    std::uint32_t* size32;
+    std::uint16_t* origin;
+    std::uint16_t* attrs;
+  };
+  NewColumns extend(std::size_t n);
+  // For event i added by extend(), in increasing i.
+  void set_big_size(std::size_t i, std::uint64_t size);
+  static constexpr std::uint32_t big_size_marker = 0xFFFFFFFFu;
+  // Drops events from index `size` on (undoing a failed bulk decode).
+  void truncate(std::size_t size);
   // Labels must be set in increasing event order.
   void set_label(std::size_t i, std::string label);
   std::uint16_t raw_attrs(std::size_t i) const { return attrs_[i]; }
@@ -87,7 +103,6 @@ class Trace {
   bool operator==(const Trace& other) const;
 
  private:
-  static constexpr std::uint32_t big_size_marker = 0xFFFFFFFFu;
   std::uint64_t big_size(std::size_t i) const;
   std::uint16_t intern_origin(const Origin& origin);
 

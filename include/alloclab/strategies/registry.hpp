@@ -17,8 +17,8 @@ using StrategyFactory =
 
 struct StrategyInfo {
   std::string name;
-  std::string summary;                // one line for `alloclab strategies`
-  std::vector<std::string> keys;      // accepted parameter keys
+  std::string summary;            // one line for `alloclab strategies`
+  std::vector<std::string> keys;  // accepted parameter keys
   StrategyFactory make;
 };
 

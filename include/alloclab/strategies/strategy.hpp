@@ -26,12 +26,12 @@ class Upstream {
 // Counters a strategy keeps because only it knows them. Upstream calls and reserved bytes are
 // counted by an adaptor around the upstream (see upstream/counting.hpp), not here.
 struct StrategyStats {
-  std::uint64_t requests = 0;     // allocate() calls
-  std::uint64_t hits = 0;         // served from a block the strategy already held
-  std::uint64_t failed = 0;       // allocate() calls that returned nullopt
-  std::uint64_t evictions = 0;    // cached blocks returned upstream (limit evictions, run ends)
-  std::uint64_t slack_bytes = 0;  // sum over hits of capacity - request (request after rounding)
-  std::uint64_t cached_bytes = 0; // bytes held by the strategy and not handed out, right now
+  std::uint64_t requests = 0;      // allocate() calls
+  std::uint64_t hits = 0;          // served from a block the strategy already held
+  std::uint64_t failed = 0;        // allocate() calls that returned nullopt
+  std::uint64_t evictions = 0;     // cached blocks returned upstream (limit evictions, run ends)
+  std::uint64_t slack_bytes = 0;   // sum over hits of capacity - request (request after rounding)
+  std::uint64_t cached_bytes = 0;  // bytes held by the strategy and not handed out, right now
 };
 
 class Strategy {

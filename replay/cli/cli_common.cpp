@@ -1,0 +1,96 @@
+#include "cli_common.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "alloclab/interchange/formats.hpp"
+#include "alloclab/trace/alt.hpp"
+
+namespace alloclab::cli {
+namespace {
+int g_exit_status = 0;
+std::string g_command_line;
+}  // namespace
+
+void set_command_line(int argc, char** argv) {
+  g_command_line.clear();
+  for (int i = 0; i < argc; ++i) {
+    if (i) g_command_line += ' ';
+    g_command_line += argv[i];
+  }
+}
+const std::string& command_line() { return g_command_line; }
+
+int exit_status() { return g_exit_status; }
+void set_exit_status(int status) { g_exit_status = status; }
+
+void add_all_commands(CLI::App& app) {
+  add_info_command(app);
+  add_convert_command(app);
+  add_generate_command(app);
+  add_replay_command(app);
+  add_strategies_command(app);
+}
+
+LoadedTrace load_trace(const std::string& path, const std::string& format) {
+  LoadedTrace loaded;
+  std::optional<TraceFormat> chosen;
+  if (!format.empty()) {
+    chosen = parse_format(format);
+    if (!chosen)
+      throw std::invalid_argument("unknown format '" + format +
+                                  "' (accepted: alt, csv, rmm, torch, chrome)");
+  }
+  const bool is_alt = chosen ? *chosen == TraceFormat::alt : looks_like_alt(path);
+  if (is_alt) {
+    AltLoadStats stats;
+    loaded.trace = read_alt(path, &stats);
+    loaded.file_bytes = stats.file_bytes;
+  } else {
+    loaded.trace = read_trace(path, chosen);
+  }
+  for (const std::string& warning : loaded.trace.warnings)
+    std::fprintf(stderr, "alloclab: warning: %s\n", warning.c_str());
+  return loaded;
+}
+
+std::string human_bytes(std::uint64_t bytes) {
+  static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 6) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f %s", value, units[unit]);
+  return text;
+}
+
+std::string grouped(std::uint64_t value) {
+  std::string digits = std::to_string(value);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string human_duration(std::uint64_t ns) {
+  char text[32];
+  const double v = static_cast<double>(ns);
+  if (ns < 1'000)
+    std::snprintf(text, sizeof text, "%llu ns", static_cast<unsigned long long>(ns));
+  else if (ns < 1'000'000)
+    std::snprintf(text, sizeof text, "%.1f us", v / 1e3);
+  else if (ns < 1'000'000'000)
+    std::snprintf(text, sizeof text, "%.1f ms", v / 1e6);
+  else
+    std::snprintf(text, sizeof text, "%.2f s", v / 1e9);
+  return text;
+}
+
+}  // namespace alloclab::cli

@@ -1,0 +1,47 @@
+#pragma once
+// What every subcommand shares: loading a trace of any supported format, number formatting.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "alloclab/trace/trace.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace alloclab::cli {
+
+struct LoadedTrace {
+  Trace trace;
+  std::optional<std::uint64_t> file_bytes;  // set for .alt input (bytes per event on disk)
+};
+
+// Reads a trace in any format alloclab reads; `format` overrides detection by extension.
+// Prints load warnings to stderr (a truncated .alt still loads, loudly).
+LoadedTrace load_trace(const std::string& path, const std::string& format = {});
+
+// "1.50 MiB", "512 B".
+std::string human_bytes(std::uint64_t bytes);
+// "1,234,567".
+std::string grouped(std::uint64_t value);
+// "12.3 ms", "4.0 s".
+std::string human_duration(std::uint64_t ns);
+
+void add_all_commands(CLI::App& app);
+void add_info_command(CLI::App& app);
+void add_convert_command(CLI::App& app);
+void add_generate_command(CLI::App& app);
+void add_replay_command(CLI::App& app);
+void add_strategies_command(CLI::App& app);
+
+// The command line as the user typed it (recorded in reports).
+void set_command_line(int argc, char** argv);
+const std::string& command_line();
+
+// Status main() returns after a command ran without throwing (a command may set it non-zero,
+// e.g. when a replay had failed requests and --strict was given).
+int exit_status();
+void set_exit_status(int status);
+
+}  // namespace alloclab::cli

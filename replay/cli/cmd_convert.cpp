@@ -1,0 +1,48 @@
+// `alloclab convert IN OUT`: between .alt and the interchange formats.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "alloclab/interchange/formats.hpp"
+#include "cli_common.hpp"
+
+namespace alloclab::cli {
+namespace {
+
+struct ConvertOptions {
+  std::string input;
+  std::string output;
+  std::string from;
+  std::string to;
+};
+
+void run_convert(const ConvertOptions& options) {
+  const LoadedTrace loaded = load_trace(options.input, options.from);
+  TraceFormat to = output_format_from_path(options.output);
+  if (!options.to.empty()) {
+    const auto parsed = parse_format(options.to);
+    if (!parsed)
+      throw std::invalid_argument("unknown output format '" + options.to +
+                                  "' (accepted: alt, csv, chrome)");
+    to = *parsed;
+  }
+  write_trace(loaded.trace, options.output, to);
+  std::fprintf(stderr, "alloclab: converted %s events: %s -> %s\n",
+               grouped(loaded.trace.size()).c_str(), options.input.c_str(),
+               options.output.c_str());
+}
+
+}  // namespace
+
+void add_convert_command(CLI::App& app) {
+  auto options = std::make_shared<ConvertOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "convert", "Convert a trace between formats (by extension, or --from/--to)");
+  cmd->add_option("input", options->input, "input trace")->required();
+  cmd->add_option("output", options->output, "output file")->required();
+  cmd->add_option("--from", options->from, "input format: alt, csv, rmm, torch");
+  cmd->add_option("--to", options->to, "output format: alt, csv, chrome (Perfetto)");
+  cmd->callback([options] { run_convert(*options); });
+}
+
+}  // namespace alloclab::cli

@@ -1,0 +1,51 @@
+// `alloclab generate`: deterministic synthetic traces for benchmarks, demos and tests.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "alloclab/interchange/formats.hpp"
+#include "alloclab/trace/synthetic.hpp"
+#include "cli_common.hpp"
+
+namespace alloclab::cli {
+namespace {
+
+struct GenerateOptions {
+  std::string shape = "cnn";
+  std::string output;
+  std::uint64_t runs = 10;
+  std::uint64_t seed = 1;
+  std::uint64_t events = 0;
+};
+
+void run_generate(const GenerateOptions& options) {
+  SyntheticOptions synthetic;
+  const auto shape = parse_synthetic_shape(options.shape);
+  if (!shape) throw std::invalid_argument("unknown shape '" + options.shape +
+                                          "' (accepted: cnn, transformer, random)");
+  synthetic.shape = *shape;
+  synthetic.runs = options.runs;
+  synthetic.seed = options.seed;
+  synthetic.min_events = options.events;
+  const Trace trace = generate_synthetic(synthetic);
+  write_trace(trace, options.output);
+  std::fprintf(stderr, "alloclab: wrote %s events to %s\n", grouped(trace.size()).c_str(),
+               options.output.c_str());
+}
+
+}  // namespace
+
+void add_generate_command(CLI::App& app) {
+  auto options = std::make_shared<GenerateOptions>();
+  CLI::App* cmd =
+      app.add_subcommand("generate", "Write a deterministic synthetic trace shaped like a workload");
+  cmd->add_option("-o,--output", options->output, "output file (.alt, .csv, .csv.gz, .json)")
+      ->required();
+  cmd->add_option("--shape", options->shape, "cnn, transformer or random")->capture_default_str();
+  cmd->add_option("--runs", options->runs, "number of runs (forward passes)")->capture_default_str();
+  cmd->add_option("--events", options->events, "generate at least this many events instead");
+  cmd->add_option("--seed", options->seed, "random seed")->capture_default_str();
+  cmd->callback([options] { run_generate(*options); });
+}
+
+}  // namespace alloclab::cli

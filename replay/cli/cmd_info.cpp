@@ -1,0 +1,131 @@
+// `alloclab info TRACE [--json]`: what is in a trace, before replaying anything.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "alloclab/trace/summary.hpp"
+#include "cli_common.hpp"
+
+namespace alloclab::cli {
+namespace {
+
+struct InfoOptions {
+  std::string path;
+  std::string format;
+  bool json = false;
+};
+
+void print_histogram(const char* title, const std::array<std::uint64_t, 65>& buckets,
+                     bool as_bytes) {
+  std::uint64_t largest = 0;
+  for (std::uint64_t count : buckets) largest = std::max(largest, count);
+  if (largest == 0) return;
+  std::printf("\n%s\n", title);
+  for (std::size_t k = 0; k < buckets.size(); ++k) {
+    if (buckets[k] == 0) continue;
+    const std::uint64_t from = k == 0 ? 0 : std::uint64_t{1} << k;
+    const std::string label = as_bytes ? human_bytes(from) : human_duration(from);
+    const int bar = static_cast<int>(40 * buckets[k] / largest);
+    std::printf("  >= %-10s %12s  %s\n", label.c_str(), grouped(buckets[k]).c_str(),
+                std::string(static_cast<std::size_t>(std::max(bar, 1)), '#').c_str());
+  }
+}
+
+void print_top(const char* title, const std::vector<SizeCount>& sizes) {
+  if (sizes.empty()) return;
+  std::printf("\n%s\n  %14s %12s %14s\n", title, "size", "count", "bytes");
+  for (const SizeCount& s : sizes)
+    std::printf("  %14s %12s %14s\n", grouped(s.size).c_str(), grouped(s.count).c_str(),
+                human_bytes(s.bytes).c_str());
+}
+
+void print_text(const TraceSummary& s) {
+  std::printf("trace        %s\n", s.source.c_str());
+  std::printf("events       %s (alloc %s, free %s, run_begin %s, run_end %s, mark %s)\n",
+              grouped(s.events).c_str(), grouped(s.events_by_op[0]).c_str(),
+              grouped(s.events_by_op[1]).c_str(), grouped(s.events_by_op[2]).c_str(),
+              grouped(s.events_by_op[3]).c_str(), grouped(s.events_by_op[4]).c_str());
+  std::string devices;
+  for (const std::string& d : s.devices) devices += (devices.empty() ? "" : ", ") + d;
+  std::printf("threads      %s   devices %s   streams %s\n", grouped(s.threads).c_str(),
+              devices.empty() ? "-" : devices.c_str(), grouped(s.streams).c_str());
+  std::printf("duration     %s\n", human_duration(s.duration_ns).c_str());
+  std::printf("allocations  %s   frees %s   leaks %s (%s)\n", grouped(s.allocations).c_str(),
+              grouped(s.frees).c_str(), grouped(s.anomalies.leaks).c_str(),
+              human_bytes(s.anomalies.leaked_bytes).c_str());
+  std::printf("requested    %s in total\n", human_bytes(s.bytes_requested).c_str());
+  std::printf("peak live    %s at +%s\n", human_bytes(s.peak_live_bytes).c_str(),
+              human_duration(s.peak_live_time_ns - s.first_time_ns).c_str());
+  const Anomalies& a = s.anomalies;
+  std::printf("anomalies    %s (free of unknown address %s, double free %s, alloc over live %s, "
+              "nested run_begin %s, run_end outside run %s)\n",
+              grouped(a.total()).c_str(), grouped(a.free_unknown).c_str(),
+              grouped(a.double_free).c_str(), grouped(a.alloc_over_live).c_str(),
+              grouped(a.nested_run_begin).c_str(), grouped(a.run_end_outside_run).c_str());
+  std::printf("also         free(NULL) %s, failed allocations %s, unterminated runs %s\n",
+              grouped(a.free_null).c_str(), grouped(a.failed_allocs).c_str(),
+              grouped(a.unterminated_runs).c_str());
+  if (s.segment_events > 0) {
+    std::printf("segments     %s allocated (%s), %s freed: the recorded allocator's own calls\n",
+                grouped(s.segment_allocs).c_str(), human_bytes(s.segment_bytes_allocated).c_str(),
+                grouped(s.segment_frees).c_str());
+    if (s.recorded_hit_rate)
+      std::printf("recorded hit rate %.2f%% (1 - segment allocs / allocations)\n",
+                  100.0 * *s.recorded_hit_rate);
+  }
+  if (s.file_bytes)
+    std::printf("on disk      %s, %.2f bytes/event\n", human_bytes(*s.file_bytes).c_str(),
+                s.events ? static_cast<double>(*s.file_bytes) / static_cast<double>(s.events)
+                         : 0.0);
+  std::printf("in memory    %s, %.2f bytes/event\n", human_bytes(s.memory_bytes).c_str(),
+              s.events ? static_cast<double>(s.memory_bytes) / static_cast<double>(s.events) : 0.0);
+
+  print_histogram("size histogram (powers of two)", s.size_histogram, true);
+  print_histogram("lifetime histogram (powers of two)", s.lifetime_histogram, false);
+  print_top("top sizes by count", s.top_sizes_by_count);
+  print_top("top sizes by bytes", s.top_sizes_by_bytes);
+
+  std::printf("\nruns         %zu%s\n", s.runs.size(),
+              s.implicit_run ? " (no run markers: the whole trace is one run)" : "");
+  if (!s.runs.empty()) {
+    std::printf("  %4s  %-28s %12s %12s %12s %12s\n", "#", "label", "allocations", "frees",
+                "peak live", "duration");
+    const std::size_t shown = std::min<std::size_t>(s.runs.size(), 20);
+    for (std::size_t k = 0; k < shown; ++k) {
+      const RunSummary& r = s.runs[k];
+      std::printf("  %4zu  %-28.28s %12s %12s %12s %12s%s\n", k, r.label.c_str(),
+                  grouped(r.allocations).c_str(), grouped(r.frees).c_str(),
+                  human_bytes(r.peak_live_bytes).c_str(), human_duration(r.duration_ns).c_str(),
+                  r.ended ? "" : "  (never ended)");
+    }
+    if (shown < s.runs.size())
+      std::printf("  ... %zu more runs (see --json)\n", s.runs.size() - shown);
+  }
+  for (const std::string& w : s.warnings) std::printf("warning      %s\n", w.c_str());
+}
+
+void run_info(const InfoOptions& options) {
+  LoadedTrace loaded = load_trace(options.path, options.format);
+  TraceSummary summary = summarize(loaded.trace, resolve(loaded.trace));
+  summary.source = options.path;
+  summary.file_bytes = loaded.file_bytes;
+  if (options.json)
+    std::cout << to_json(summary).dump(2) << '\n';
+  else
+    print_text(summary);
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app) {
+  auto options = std::make_shared<InfoOptions>();
+  CLI::App* cmd = app.add_subcommand("info", "Summarise a trace: events, sizes, lifetimes, runs");
+  cmd->add_option("trace", options->path, "trace file (.alt, .csv, .csv.gz, RMM log, snapshot)")
+      ->required();
+  cmd->add_option("--from", options->format, "input format: alt, csv, rmm, torch");
+  cmd->add_flag("--json", options->json, "print JSON (keys documented in README)");
+  cmd->callback([options] { run_info(*options); });
+}
+
+}  // namespace alloclab::cli

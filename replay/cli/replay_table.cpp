@@ -1,0 +1,35 @@
+#include "replay_table.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "cli_common.hpp"
+
+namespace alloclab::cli {
+
+void print_results_table(const std::vector<StrategyResult>& results) {
+  std::size_t width = 8;
+  for (const StrategyResult& r : results) width = std::max(width, r.strategy.size());
+  const int w = static_cast<int>(std::min<std::size_t>(width, 48));
+  std::printf("%-*s %12s %8s %11s %11s %10s %12s %13s %8s %12s %12s\n", w, "strategy", "requests",
+              "hit rate", "up allocs", "up frees", "evictions", "peak live", "peak reserved",
+              "res/live", "slack", "final cached");
+  for (const StrategyResult& r : results) {
+    const Metrics& m = r.metrics;
+    const double ratio = m.peak_live_bytes ? static_cast<double>(m.peak_reserved_bytes) /
+                                                 static_cast<double>(m.peak_live_bytes)
+                                           : 0.0;
+    std::printf("%-*s %12s %7.2f%% %11s %11s %10s %12s %13s %7.2fx %12s %12s\n", w,
+                r.strategy.c_str(), grouped(m.requests).c_str(), 100.0 * m.hit_rate(),
+                grouped(m.upstream_allocs).c_str(), grouped(m.upstream_frees).c_str(),
+                grouped(m.evictions).c_str(), human_bytes(m.peak_live_bytes).c_str(),
+                human_bytes(m.peak_reserved_bytes).c_str(), ratio,
+                human_bytes(m.slack_bytes).c_str(), human_bytes(m.final_cached_bytes).c_str());
+    if (m.failed_requests)
+      std::printf("%-*s   ^ %s requests failed (upstream out of memory)\n", w, "",
+                  grouped(m.failed_requests).c_str());
+  }
+}
+
+}  // namespace alloclab::cli

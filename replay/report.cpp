@@ -1,0 +1,182 @@
+#include "alloclab/replay/report.hpp"
+
+#include <ostream>
+#include <thread>
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "alloclab/trace/error.hpp"
+
+namespace alloclab {
+namespace {
+
+// The metric keys of STRATEGIES.md, in the order tables and CSV show them.
+const std::vector<std::string>& metric_keys() {
+  static const std::vector<std::string> keys = {
+      "requests",        "hits",           "misses",    "hit_rate",
+      "upstream_allocs", "upstream_frees", "evictions", "peak_live_bytes",
+      "peak_reserved_bytes", "final_cached_bytes", "slack_bytes", "failed_requests"};
+  return keys;
+}
+
+std::uint64_t read_u64(const nlohmann::json& j, const char* key, const std::string& source) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number_unsigned())
+    throw InputError(source + ": report key '" + key + "' is missing or not a non-negative integer");
+  return it->get<std::uint64_t>();
+}
+
+}  // namespace
+
+nlohmann::json metrics_json(const Metrics& m) {
+  return {{"requests", m.requests},
+          {"hits", m.hits},
+          {"misses", m.misses},
+          {"hit_rate", m.hit_rate()},
+          {"upstream_allocs", m.upstream_allocs},
+          {"upstream_frees", m.upstream_frees},
+          {"evictions", m.evictions},
+          {"peak_live_bytes", m.peak_live_bytes},
+          {"peak_reserved_bytes", m.peak_reserved_bytes},
+          {"final_cached_bytes", m.final_cached_bytes},
+          {"slack_bytes", m.slack_bytes},
+          {"failed_requests", m.failed_requests}};
+}
+
+nlohmann::json result_json(const StrategyResult& r) {
+  nlohmann::json out = {{"strategy", r.strategy}};
+  out.update(metrics_json(r.metrics));
+  nlohmann::json runs = nlohmann::json::array();
+  for (const RunMetrics& run : r.runs)
+    runs.push_back({{"label", run.label},
+                    {"requests", run.requests},
+                    {"hits", run.hits},
+                    {"hit_rate", run.requests ? static_cast<double>(run.hits) /
+                                                    static_cast<double>(run.requests)
+                                              : 0.0},
+                    {"upstream_allocs", run.upstream_allocs},
+                    {"upstream_frees", run.upstream_frees},
+                    {"evictions", run.evictions},
+                    {"peak_live_bytes", run.peak_live_bytes},
+                    {"peak_reserved_bytes", run.peak_reserved_bytes},
+                    {"slack_bytes", run.slack_bytes}});
+  out["runs"] = std::move(runs);
+  nlohmann::json series = {{"first_op", nlohmann::json::array()},
+                           {"time_ns", nlohmann::json::array()},
+                           {"live_min", nlohmann::json::array()},
+                           {"live_max", nlohmann::json::array()},
+                           {"reserved_min", nlohmann::json::array()},
+                           {"reserved_max", nlohmann::json::array()}};
+  for (const SeriesPoint& p : r.series) {
+    series["first_op"].push_back(p.first_op);
+    series["time_ns"].push_back(p.time_ns);
+    series["live_min"].push_back(p.live_min);
+    series["live_max"].push_back(p.live_max);
+    series["reserved_min"].push_back(p.reserved_min);
+    series["reserved_max"].push_back(p.reserved_max);
+  }
+  out["series"] = std::move(series);
+  out["timing"] = {{"wall_seconds", r.wall_seconds}};
+  return out;
+}
+
+Metrics metrics_from_json(const nlohmann::json& j, const std::string& source) {
+  Metrics m;
+  m.requests = read_u64(j, "requests", source);
+  m.hits = read_u64(j, "hits", source);
+  m.misses = read_u64(j, "misses", source);
+  m.upstream_allocs = read_u64(j, "upstream_allocs", source);
+  m.upstream_frees = read_u64(j, "upstream_frees", source);
+  m.evictions = read_u64(j, "evictions", source);
+  m.peak_live_bytes = read_u64(j, "peak_live_bytes", source);
+  m.peak_reserved_bytes = read_u64(j, "peak_reserved_bytes", source);
+  m.final_cached_bytes = read_u64(j, "final_cached_bytes", source);
+  m.slack_bytes = read_u64(j, "slack_bytes", source);
+  m.failed_requests = j.contains("failed_requests") ? read_u64(j, "failed_requests", source) : 0;
+  if (m.hits > m.requests || m.misses != m.requests - m.hits)
+    throw InputError(source + ": report has inconsistent requests/hits/misses");
+  return m;
+}
+
+StrategyResult result_from_json(const nlohmann::json& j, const std::string& source) {
+  if (!j.is_object() || !j.contains("strategy") || !j["strategy"].is_string())
+    throw InputError(source + ": result without a 'strategy' string");
+  StrategyResult r;
+  r.strategy = j["strategy"].get<std::string>();
+  r.metrics = metrics_from_json(j, source + ", strategy '" + r.strategy + "'");
+  if (j.contains("runs") && j["runs"].is_array())
+    for (const nlohmann::json& run : j["runs"]) {
+      RunMetrics m;
+      m.label = run.value("label", "");
+      const std::string where = source + ", run '" + m.label + "'";
+      m.requests = read_u64(run, "requests", where);
+      m.hits = read_u64(run, "hits", where);
+      m.upstream_allocs = read_u64(run, "upstream_allocs", where);
+      m.upstream_frees = read_u64(run, "upstream_frees", where);
+      m.evictions = read_u64(run, "evictions", where);
+      m.peak_live_bytes = read_u64(run, "peak_live_bytes", where);
+      m.peak_reserved_bytes = read_u64(run, "peak_reserved_bytes", where);
+      m.slack_bytes = read_u64(run, "slack_bytes", where);
+      r.runs.push_back(std::move(m));
+    }
+  if (j.contains("series") && j["series"].is_object()) {
+    const nlohmann::json& s = j["series"];
+    const std::size_t n = s.value("first_op", nlohmann::json::array()).size();
+    for (const char* key : {"time_ns", "live_min", "live_max", "reserved_min", "reserved_max"})
+      if (!s.contains(key) || !s[key].is_array() || s[key].size() != n)
+        throw InputError(source + ": series column '" + key + "' is missing or of another length");
+    for (std::size_t i = 0; i < n; ++i)
+      r.series.push_back(SeriesPoint{s["first_op"][i].get<std::uint64_t>(),
+                                     s["time_ns"][i].get<std::uint64_t>(),
+                                     s["live_min"][i].get<std::uint64_t>(),
+                                     s["live_max"][i].get<std::uint64_t>(),
+                                     s["reserved_min"][i].get<std::uint64_t>(),
+                                     s["reserved_max"][i].get<std::uint64_t>()});
+  }
+  if (j.contains("timing") && j["timing"].contains("wall_seconds"))
+    r.wall_seconds = j["timing"]["wall_seconds"].get<double>();
+  return r;
+}
+
+nlohmann::json machine_json() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  struct utsname name = {};
+  ::uname(&name);
+  return {{"host", host},
+          {"cores", std::thread::hardware_concurrency()},
+          {"os", std::string(name.sysname) + " " + name.release},
+          {"arch", name.machine}};
+}
+
+nlohmann::json make_report(const TraceSummary& trace, const std::vector<StrategyResult>& results,
+                           const ReportContext& context) {
+  nlohmann::json out = {{"schema_version", report_schema_version},
+                        {"tool", {{"name", "alloclab"}, {"version", ALLOCLAB_VERSION}}},
+                        {"machine", machine_json()},
+                        {"mode", context.mode},
+                        {"command_line", context.command_line},
+                        {"partial", context.partial},
+                        {"trace", to_json(trace)}};
+  nlohmann::json list = nlohmann::json::array();
+  for (const StrategyResult& r : results) list.push_back(result_json(r));
+  out["results"] = std::move(list);
+  return out;
+}
+
+void write_results_csv(std::ostream& out, const std::vector<StrategyResult>& results) {
+  out << "strategy";
+  for (const std::string& key : metric_keys()) out << ',' << key;
+  out << '\n';
+  for (const StrategyResult& r : results) {
+    const nlohmann::json m = metrics_json(r.metrics);
+    std::string quoted = "\"";
+    for (char c : r.strategy) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    out << quoted << '"';
+    for (const std::string& key : metric_keys()) out << ',' << m[key].dump();
+    out << '\n';
+  }
+}
+
+}  // namespace alloclab

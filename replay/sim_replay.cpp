@@ -1,0 +1,244 @@
+#include "alloclab/replay/sim_replay.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <stdexcept>
+
+#include "alloclab/strategies/registry.hpp"
+#include "alloclab/strategies/upstream/counting.hpp"
+#include "alloclab/strategies/upstream/sim.hpp"
+
+namespace alloclab {
+namespace {
+
+// One device's allocator stack: strategy -> counting adaptor -> simulated upstream. Devices are
+// independent allocators, as in a real program (one caching allocator per GPU).
+struct Lane {
+  Lane(std::string_view spec, const SimUpstreamOptions& sim_options)
+      : sim(sim_options), counting(sim), strategy(make_strategy(spec, counting)) {}
+  SimUpstream sim;
+  CountingUpstream counting;
+  std::unique_ptr<Strategy> strategy;
+  std::map<std::uint64_t, std::uint64_t> live_ranges;  // invariant checks only: address -> end
+};
+
+// Counters summed over lanes, for run deltas and the final metrics.
+struct Totals {
+  std::uint64_t requests = 0, hits = 0, failed = 0, evictions = 0, slack = 0, cached = 0;
+  std::uint64_t upstream_allocs = 0, upstream_frees = 0;
+};
+
+class SeriesBuilder {
+ public:
+  SeriesBuilder(std::size_t ops, std::size_t max_points)
+      : bucket_(std::max<std::size_t>(1, (ops + std::max<std::size_t>(max_points, 1) - 1) /
+                                             std::max<std::size_t>(max_points, 1))) {}
+
+  void add(std::size_t op, std::uint64_t time, std::uint64_t live, std::uint64_t reserved) {
+    if (op % bucket_ == 0) {
+      points_.push_back(SeriesPoint{op, time, live, live, reserved, reserved});
+      return;
+    }
+    SeriesPoint& p = points_.back();
+    p.live_min = std::min(p.live_min, live);
+    p.live_max = std::max(p.live_max, live);
+    p.reserved_min = std::min(p.reserved_min, reserved);
+    p.reserved_max = std::max(p.reserved_max, reserved);
+  }
+  std::vector<SeriesPoint> take() { return std::move(points_); }
+
+ private:
+  std::size_t bucket_;
+  std::vector<SeriesPoint> points_;
+};
+
+class SimReplayer {
+ public:
+  SimReplayer(const ResolvedTrace& trace, std::string_view spec, const ReplayOptions& options)
+      : trace_(trace), options_(options), series_(trace.ops.size(), options.max_series_points) {
+    SimUpstreamOptions sim_options;
+    if (options.memory_limit) sim_options.limit_bytes = *options.memory_limit;
+    std::map<DeviceId, std::size_t> lane_of_device;
+    for (const Origin& origin : trace.origins) lane_of_device.emplace(origin.device, 0);
+    if (lane_of_device.empty()) lane_of_device.emplace(cpu_device, 0);
+    for (auto& [device, lane] : lane_of_device) {
+      lane = lanes_.size();
+      lanes_.push_back(std::make_unique<Lane>(spec, sim_options));
+    }
+    for (const Origin& origin : trace.origins) lane_of_origin_.push_back(lane_of_device[origin.device]);
+    result_.strategy = std::string(spec);
+  }
+
+  ReplayOutcome run() {
+    const auto start = std::chrono::steady_clock::now();
+    blocks_.assign(trace_.alloc_size.size(), Block{});
+    constexpr std::size_t report_every = 1 << 16;
+    bool interrupted = false;
+    for (std::size_t k = 0; k < trace_.ops.size(); ++k) {
+      step(k);
+      if ((k + 1) % report_every == 0) {
+        if (options_.progress) options_.progress->fetch_add(report_every);
+        if (options_.cancel && options_.cancel->load(std::memory_order_relaxed)) {
+          interrupted = true;
+          break;
+        }
+      }
+    }
+    if (options_.progress) options_.progress->fetch_add(trace_.ops.size() % report_every);
+    if (in_run_) close_run();
+    finish();
+    result_.wall_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (auto& lane : lanes_) lane->strategy->release();
+    return ReplayOutcome{std::move(result_), interrupted};
+  }
+
+ private:
+  Lane& lane_of(std::uint32_t id) { return *lanes_[lane_of_origin_[trace_.alloc_origin[id]]]; }
+
+  void step(std::size_t k) {
+    const ResolvedOp op = trace_.ops[k];
+    switch (op.op) {
+      case ReplayOp::alloc: allocate(k, op.id); break;
+      case ReplayOp::free: deallocate(op.id); break;
+      case ReplayOp::run_begin:
+        if (in_run_) close_run();
+        open_run(op.id);
+        for (auto& lane : lanes_) lane->strategy->begin_run();
+        break;
+      case ReplayOp::run_end:
+        for (auto& lane : lanes_) lane->strategy->end_run();
+        recount_reserved();
+        break;
+    }
+    peak_live_ = std::max(peak_live_, live_);
+    peak_reserved_ = std::max(peak_reserved_, reserved_);
+    if (in_run_) {
+      run_.peak_live_bytes = std::max(run_.peak_live_bytes, live_);
+      run_.peak_reserved_bytes = std::max(run_.peak_reserved_bytes, reserved_);
+      if (op.op == ReplayOp::run_end) close_run();
+    }
+    series_.add(k, trace_.op_time_ns[k], live_, reserved_);
+    if (options_.check_invariants && reserved_ < live_)
+      throw std::logic_error("operation " + std::to_string(k) + ": reserved " +
+                             std::to_string(reserved_) + " < live " + std::to_string(live_));
+  }
+
+  void allocate(std::size_t k, std::uint32_t id) {
+    Lane& lane = lane_of(id);
+    const std::uint64_t size = trace_.alloc_size[id];
+    const std::uint64_t before = lane.counting.reserved_bytes();
+    const std::optional<Block> block = lane.strategy->allocate(size, trace_.stream_of(id));
+    reserved_ += lane.counting.reserved_bytes() - before;
+    if (!block) return;  // counted by the strategy as failed; nothing becomes live
+    blocks_[id] = *block;
+    live_ += size;
+    if (options_.check_invariants) check_new_block(lane, k, *block, size);
+  }
+
+  void deallocate(std::uint32_t id) {
+    Block& block = blocks_[id];
+    if (block.address == 0) return;  // its allocation failed
+    Lane& lane = lane_of(id);
+    if (options_.check_invariants) lane.live_ranges.erase(block.address);
+    const std::uint64_t before = lane.counting.reserved_bytes();
+    lane.strategy->deallocate(block);
+    reserved_ = reserved_ + lane.counting.reserved_bytes() - before;  // may shrink: evictions
+    live_ -= trace_.alloc_size[id];
+    block = Block{};
+  }
+
+  void check_new_block(Lane& lane, std::size_t k, const Block& block, std::uint64_t size) {
+    const std::string where = "operation " + std::to_string(k) + ": ";
+    if (block.capacity < size) throw std::logic_error(where + "block smaller than the request");
+    const std::uint64_t end = block.address + std::max<std::uint64_t>(block.capacity, 1);
+    auto next = lane.live_ranges.lower_bound(block.address);
+    if (next != lane.live_ranges.end() && next->first < end)
+      throw std::logic_error(where + "block overlaps a live block");
+    if (next != lane.live_ranges.begin() && std::prev(next)->second > block.address)
+      throw std::logic_error(where + "block overlaps a live block");
+    lane.live_ranges.emplace(block.address, end);
+  }
+
+  void recount_reserved() {
+    reserved_ = 0;
+    for (auto& lane : lanes_) reserved_ += lane->counting.reserved_bytes();
+  }
+
+  Totals totals() const {
+    Totals t;
+    for (const auto& lane : lanes_) {
+      const StrategyStats& s = lane->strategy->stats();
+      t.requests += s.requests;
+      t.hits += s.hits;
+      t.failed += s.failed;
+      t.evictions += s.evictions;
+      t.slack += s.slack_bytes;
+      t.cached += s.cached_bytes;
+      t.upstream_allocs += lane->counting.allocs();
+      t.upstream_frees += lane->counting.frees();
+    }
+    return t;
+  }
+
+  void open_run(std::uint32_t index) {
+    run_ = RunMetrics{};
+    run_.label = index < trace_.runs.size() ? trace_.runs[index].label : std::string();
+    run_.peak_live_bytes = live_;
+    run_.peak_reserved_bytes = reserved_;
+    run_start_ = totals();
+    in_run_ = true;
+  }
+
+  void close_run() {
+    const Totals now = totals();
+    run_.requests = now.requests - run_start_.requests;
+    run_.hits = now.hits - run_start_.hits;
+    run_.upstream_allocs = now.upstream_allocs - run_start_.upstream_allocs;
+    run_.upstream_frees = now.upstream_frees - run_start_.upstream_frees;
+    run_.evictions = now.evictions - run_start_.evictions;
+    run_.slack_bytes = now.slack - run_start_.slack;
+    result_.runs.push_back(std::move(run_));
+    in_run_ = false;
+  }
+
+  void finish() {
+    const Totals t = totals();
+    Metrics& m = result_.metrics;
+    m.requests = t.requests;
+    m.hits = t.hits;
+    m.misses = t.requests - t.hits;
+    m.failed_requests = t.failed;
+    m.upstream_allocs = t.upstream_allocs;
+    m.upstream_frees = t.upstream_frees;
+    m.evictions = t.evictions;
+    m.peak_live_bytes = peak_live_;
+    m.peak_reserved_bytes = peak_reserved_;
+    m.final_cached_bytes = t.cached;
+    m.slack_bytes = t.slack;
+    result_.series = series_.take();
+  }
+
+  const ResolvedTrace& trace_;
+  const ReplayOptions& options_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::vector<std::size_t> lane_of_origin_;
+  std::vector<Block> blocks_;
+  std::uint64_t live_ = 0, reserved_ = 0, peak_live_ = 0, peak_reserved_ = 0;
+  bool in_run_ = false;
+  RunMetrics run_;
+  Totals run_start_;
+  SeriesBuilder series_;
+  StrategyResult result_;
+};
+
+}  // namespace
+
+ReplayOutcome replay_sim(const ResolvedTrace& trace, std::string_view spec,
+                         const ReplayOptions& options) {
+  return SimReplayer(trace, spec, options).run();
+}
+
+}  // namespace alloclab

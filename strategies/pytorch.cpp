@@ -1,0 +1,510 @@
+// `pytorch`: see include/alloclab/strategies/pytorch.hpp and docs/strategies.md.
+// Each function below names the DeviceCachingAllocator function it models.
+#include "alloclab/strategies/pytorch.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace alloclab {
+
+namespace pytorch {
+
+std::uint64_t roundup_power2_next_division(std::uint64_t size, std::uint64_t divisions) {
+  if (divisions < 2 || !std::has_single_bit(divisions)) {
+    throw std::invalid_argument("roundup_power2_next_division: divisions must be 2, 4, 8, ...");
+  }
+  if (std::has_single_bit(size)) return size;
+  const std::uint64_t power2_floor = std::bit_floor(size);
+  const std::uint64_t power2_division = power2_floor >> std::countr_zero(divisions);
+  if (power2_division == 0) return power2_floor << 1;
+  const std::uint64_t round_size_floor = size & ~(power2_division - 1);
+  return round_size_floor == size ? size : round_size_floor + power2_division;
+}
+
+std::uint64_t round_size(std::uint64_t size, std::uint64_t divisions) {
+  if (size < kMinBlockSize) return kMinBlockSize;
+  if (divisions > 1 && size > kMinBlockSize * divisions) {
+    return roundup_power2_next_division(size, divisions);
+  }
+  return kMinBlockSize * ((size + kMinBlockSize - 1) / kMinBlockSize);
+}
+
+std::uint64_t allocation_size(std::uint64_t rounded) {
+  if (rounded <= kSmallSize) return kSmallBuffer;
+  if (rounded < kMinLargeAlloc) return kLargeBuffer;
+  return kRoundLarge * ((rounded + kRoundLarge - 1) / kRoundLarge);
+}
+
+}  // namespace pytorch
+
+namespace {
+
+// What is wrong with a value, or nullptr if it is accepted.
+const char* max_split_size_problem(std::uint64_t m) {
+  // PyTorch takes max_split_size_mb, a whole number of MiB >= 20. Both limits matter: they keep
+  // every cached block of size >= max_split_size a whole segment (see docs/strategies.md).
+  if (m == pytorch::kUnlimited || (m >= pytorch::kLargeBuffer && m % pytorch::kMiB == 0)) {
+    return nullptr;
+  }
+  return "expected a whole number of MiB, at least 20MiB (PyTorch's max_split_size_mb >= 20)";
+}
+
+const char* divisions_problem(std::uint64_t d) {
+  if (d == 0 || (std::has_single_bit(d) && d <= pytorch::kMaxDivisions)) return nullptr;
+  return "expected 0 (off) or a power of two up to 2^30";
+}
+
+SpecError value_error(const std::string& strategy, std::string_view key, std::string_view value,
+                      const char* problem) {
+  return SpecError(strategy + ": bad value '" + std::string(value) + "' for '" + std::string(key) +
+                   "': " + problem);
+}
+
+}  // namespace
+
+void validate_pytorch_options(const PyTorchOptions& options) {
+  if (const char* p = max_split_size_problem(options.max_split_size)) {
+    throw value_error("pytorch", "max_split_size", std::to_string(options.max_split_size), p);
+  }
+  if (const char* p = divisions_problem(options.roundup_power2_divisions)) {
+    throw value_error("pytorch", "roundup_power2_divisions",
+                      std::to_string(options.roundup_power2_divisions), p);
+  }
+}
+
+namespace {
+
+struct Node;
+
+// An entry of a pool: BlockComparatorSize's key (stream, size, address), kept inside the tree
+// so a search never has to follow a pointer to compare.
+struct PoolEntry {
+  std::uint64_t stream;
+  std::uint64_t size;
+  std::uint64_t address;
+  Node* node;
+};
+struct ByStreamSizeAddress {
+  bool operator()(const PoolEntry& a, const PoolEntry& b) const {
+    if (a.stream != b.stream) return a.stream < b.stream;
+    if (a.size != b.size) return a.size < b.size;
+    return a.address < b.address;
+  }
+};
+using Pool = std::set<PoolEntry, ByStreamSizeAddress>;
+
+struct Segment;
+
+// PyTorch's Block: a piece of a segment, either handed out (allocated) or cached in its pool.
+// The pieces of one segment form a doubly linked list in address order (prev/next).
+struct Node {
+  std::uint64_t address = 0;
+  std::uint64_t size = 0;
+  std::uint64_t stream = 0;
+  Node* prev = nullptr;
+  Node* next = nullptr;
+  Segment* segment = nullptr;
+  Pool::iterator where{};  // this piece's pool entry; valid only while !allocated
+  bool allocated = false;
+};
+
+// One block obtained from the upstream. `head` is its lowest-addressed piece.
+struct Segment {
+  Block upstream;
+  std::uint64_t size = 0;  // the size asked of the upstream (get_allocation_size)
+  std::uint64_t stream = 0;
+  bool small = false;
+  Node* head = nullptr;
+};
+
+// Nodes are recycled through a free list: splitting and merging happen on most operations.
+class NodeArena {
+ public:
+  Node* make(std::uint64_t address, std::uint64_t size, std::uint64_t stream, Node* prev,
+             Node* next, Segment* segment) {
+    if (free_ == nullptr) grow();
+    Node* n = free_;
+    free_ = n->next;
+    *n = Node{address, size, stream, prev, next, segment, {}, false};
+    return n;
+  }
+  void recycle(Node* n) {
+    n->next = free_;
+    free_ = n;
+  }
+
+ private:
+  static constexpr std::size_t kChunk = 1024;
+  void grow() {
+    chunks_.push_back(std::make_unique<Node[]>(kChunk));
+    Node* chunk = chunks_.back().get();
+    for (std::size_t i = 0; i < kChunk; ++i) recycle(&chunk[i]);
+  }
+  std::vector<std::unique_ptr<Node[]>> chunks_;
+  Node* free_ = nullptr;
+};
+
+// Handed-out pieces by address: open addressing with linear probing and backward-shift
+// deletion (no tombstones). kEmpty can never be the address of a piece of >= 512 bytes.
+class HandedOutMap {
+ public:
+  HandedOutMap() { rehash(64); }
+  std::size_t size() const { return count_; }
+  Node* find(std::uint64_t address) const {
+    for (std::size_t i = slot(address);; i = (i + 1) & mask_) {
+      if (keys_[i] == address) return values_[i];
+      if (keys_[i] == kEmpty) return nullptr;
+    }
+  }
+  void insert(std::uint64_t address, Node* node) {
+    if ((count_ + 1) * 2 > keys_.size()) rehash(keys_.size() * 2);
+    std::size_t i = slot(address);
+    while (keys_[i] != kEmpty) i = (i + 1) & mask_;
+    keys_[i] = address;
+    values_[i] = node;
+    ++count_;
+  }
+  // Requires `address` to be present.
+  void erase(std::uint64_t address) {
+    std::size_t i = slot(address);
+    while (keys_[i] != address) i = (i + 1) & mask_;
+    // Shift later members of the probe run back so that every key stays reachable.
+    for (std::size_t j = (i + 1) & mask_; keys_[j] != kEmpty; j = (j + 1) & mask_) {
+      const std::size_t home = slot(keys_[j]);
+      // keys_[j] may move to i unless its home lies cyclically in (i, j].
+      const bool home_in_between = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+      if (!home_in_between) {
+        keys_[i] = keys_[j];
+        values_[i] = values_[j];
+        i = j;
+      }
+    }
+    keys_[i] = kEmpty;
+    --count_;
+  }
+
+ private:
+  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+  std::size_t slot(std::uint64_t address) const {
+    return static_cast<std::size_t>((address * 0x9e3779b97f4a7c15ULL) >> shift_);
+  }
+  void rehash(std::size_t capacity) {
+    std::vector<std::uint64_t> old_keys = std::move(keys_);
+    std::vector<Node*> old_values = std::move(values_);
+    keys_.assign(capacity, kEmpty);
+    values_.assign(capacity, nullptr);
+    mask_ = capacity - 1;
+    shift_ = 64 - std::countr_zero(capacity);
+    count_ = 0;
+    for (std::size_t i = 0; i < old_keys.size(); ++i) {
+      if (old_keys[i] != kEmpty) insert(old_keys[i], old_values[i]);
+    }
+  }
+  std::vector<std::uint64_t> keys_;
+  std::vector<Node*> values_;
+  std::size_t mask_ = 0;
+  int shift_ = 64;
+  std::size_t count_ = 0;
+};
+
+}  // namespace
+
+struct PyTorchCachingStrategy::Impl {
+  Impl(Upstream& up, PyTorchOptions opts) : upstream(up), options(opts) {}
+
+  Upstream& upstream;
+  PyTorchOptions options;
+  StrategyStats stats;
+  NodeArena arena;
+  Pool small_blocks;  // free pieces of small segments
+  Pool large_blocks;  // free pieces of large segments
+  // Tree nodes taken out of a pool, reused by the next insertion: most operations take one or
+  // two entries out and put one in, so in a steady state no tree node is allocated or freed.
+  std::vector<Pool::node_type> spare_entries;
+  // Invariant: a Node is in exactly one of {its segment's pool (through `where`), active}: in
+  // the pool iff !allocated.
+  HandedOutMap active;  // handed-out pieces by address
+  std::map<std::uint64_t, Segment> segments_by_address;
+  std::uint64_t reserved = 0;
+  std::uint64_t allocated = 0;
+
+  Pool& pool_of(const Node* n) { return n->segment->small ? small_blocks : large_blocks; }
+  void update_cached() { stats.cached_bytes = reserved - allocated; }
+  void cache(Node* n) {
+    const PoolEntry entry{n->stream, n->size, n->address, n};
+    if (spare_entries.empty()) {
+      n->where = pool_of(n).insert(entry).first;
+      return;
+    }
+    Pool::node_type spare = std::move(spare_entries.back());
+    spare_entries.pop_back();
+    spare.value() = entry;
+    n->where = pool_of(n).insert(std::move(spare)).position;
+  }
+  void uncache(Pool& pool, Pool::iterator where) { spare_entries.push_back(pool.extract(where)); }
+
+  // get_free_block: the smallest cached piece of the same pool and stream with size >= `size`,
+  // subject to the two oversize rules. Only that one candidate is considered.
+  Node* get_free_block(Pool& pool, std::uint64_t stream, std::uint64_t size) {
+    auto it = pool.lower_bound(PoolEntry{stream, size, 0, nullptr});
+    if (it == pool.end() || it->stream != stream) return nullptr;
+    const std::uint64_t max_split = options.max_split_size;
+    // Do not return an oversize block for a request below max_split_size.
+    if (size < max_split && it->size >= max_split) return nullptr;
+    // An oversize block may serve a large request, but only within kLargeBuffer of it.
+    if (size >= max_split && it->size >= size + pytorch::kLargeBuffer) return nullptr;
+    Node* n = it->node;
+    uncache(pool, it);
+    return n;
+  }
+
+  // alloc_block: a new segment of `alloc_size` bytes, not in any pool yet.
+  Node* alloc_block(std::uint64_t alloc_size, std::uint64_t stream, bool small) {
+    std::optional<Block> got = upstream.allocate(alloc_size);
+    if (!got) return nullptr;
+    auto [it, inserted] = segments_by_address.try_emplace(got->address);
+    if (!inserted) {
+      upstream.deallocate(*got);
+      throw std::logic_error("pytorch: the upstream returned an address that is already in use");
+    }
+    Segment& seg = it->second;
+    seg.upstream = *got;
+    seg.size = alloc_size;
+    seg.stream = stream;
+    seg.small = small;
+    seg.head = arena.make(got->address, alloc_size, stream, nullptr, nullptr, &seg);
+    reserved += alloc_size;
+    return seg.head;
+  }
+
+  // release_block: a whole free segment goes back upstream.
+  void release_block(Node* n, bool eviction) {
+    assert(!n->allocated && n->prev == nullptr && n->next == nullptr);
+    pool_of(n).erase(n->where);
+    Segment* seg = n->segment;
+    const Block up = seg->upstream;
+    reserved -= seg->size;
+    segments_by_address.erase(up.address);
+    arena.recycle(n);
+    upstream.deallocate(up);
+    if (eviction) ++stats.evictions;
+  }
+
+  // release_available_cached_blocks: with max_split_size set, free the smallest oversize segment
+  // of the request's pool and stream that is >= max(size, max_split_size); if there is none,
+  // free oversize segments from the largest down until that many bytes are freed. Returns
+  // whether enough was freed (blocks freed on a false return stay freed, as in PyTorch).
+  bool release_available_cached_blocks(Pool& pool, std::uint64_t stream, std::uint64_t size) {
+    const std::uint64_t max_split = options.max_split_size;
+    if (max_split == pytorch::kUnlimited) return false;
+    const std::uint64_t key_size = std::max(size, max_split);
+    auto it = pool.lower_bound(PoolEntry{stream, key_size, 0, nullptr});
+    if (it == pool.end() || it->stream != stream) {
+      if (it == pool.begin()) return false;
+      std::uint64_t total_released = 0;
+      --it;  // the largest block of this stream, if the previous one is on this stream
+      while (total_released < key_size && it->size >= max_split && it->stream == stream) {
+        Node* cur = it->node;
+        total_released += cur->size;
+        if (it != pool.begin()) {
+          --it;
+          release_block(cur, true);
+        } else {
+          release_block(cur, true);
+          break;
+        }
+      }
+      return total_released >= key_size;
+    }
+    release_block(it->node, true);
+    return true;
+  }
+
+  // release_cached_blocks / release_blocks: every whole free segment (no prev, no next) of the
+  // large pool, then of the small pool, all streams, goes back upstream.
+  void release_cached_blocks(bool eviction) {
+    for (Pool* pool : {&large_blocks, &small_blocks}) {
+      for (auto it = pool->begin(); it != pool->end();) {
+        Node* n = it->node;
+        ++it;
+        if (n->prev == nullptr && n->next == nullptr) release_block(n, eviction);
+      }
+    }
+  }
+
+  // should_split: small pool when the rest is >= kMinBlockSize; large pool when the request is
+  // below max_split_size and the rest is > kSmallSize.
+  bool should_split(const Node* n, std::uint64_t size) const {
+    const std::uint64_t remaining = n->size - size;
+    if (n->segment->small) return remaining >= pytorch::kMinBlockSize;
+    return size < options.max_split_size && remaining > pytorch::kSmallSize;
+  }
+
+  // alloc_found_block's split: the front `size` bytes become a new piece that is handed out;
+  // the rest stays in place (same segment, same stream) and is cached.
+  Node* split(Node* n, std::uint64_t size) {
+    Node* front = arena.make(n->address, size, n->stream, n->prev, n, n->segment);
+    if (front->prev != nullptr) {
+      front->prev->next = front;
+    } else {
+      n->segment->head = front;
+    }
+    n->prev = front;
+    n->address += size;
+    n->size -= size;
+    cache(n);
+    return front;
+  }
+
+  // try_merge_blocks: absorb the neighbour `src` into `dst` (not in any pool) if it is free.
+  void try_merge(Node* dst, Node* src) {
+    if (src == nullptr || src->allocated) return;
+    uncache(pool_of(src), src->where);
+    if (dst->prev == src) {  // [src dst]
+      dst->address = src->address;
+      dst->prev = src->prev;
+      if (dst->prev != nullptr) {
+        dst->prev->next = dst;
+      } else {
+        dst->segment->head = dst;
+      }
+    } else {  // [dst src]
+      dst->next = src->next;
+      if (dst->next != nullptr) dst->next->prev = dst;
+    }
+    dst->size += src->size;
+    arena.recycle(src);
+  }
+
+  std::optional<Block> allocate(std::uint64_t size, std::uint64_t stream) {
+    ++stats.requests;
+    if (size > pytorch::kMaxRequest) {
+      ++stats.failed;
+      return std::nullopt;
+    }
+    const std::uint64_t rounded = pytorch::round_size(size, options.roundup_power2_divisions);
+    const bool small = rounded <= pytorch::kSmallSize;
+    Pool& pool = small ? small_blocks : large_blocks;
+
+    Node* n = get_free_block(pool, stream, rounded);
+    const bool hit = n != nullptr;
+    if (!hit) {
+      const std::uint64_t alloc_size = pytorch::allocation_size(rounded);
+      n = alloc_block(alloc_size, stream, small);
+      if (n == nullptr && release_available_cached_blocks(pool, stream, rounded)) {
+        n = alloc_block(alloc_size, stream, small);
+      }
+      if (n == nullptr) {
+        release_cached_blocks(true);  // always retried after, as in PyTorch
+        n = alloc_block(alloc_size, stream, small);
+      }
+      if (n == nullptr) {
+        ++stats.failed;
+        update_cached();
+        return std::nullopt;
+      }
+    }
+    if (should_split(n, rounded)) n = split(n, rounded);
+    n->allocated = true;
+    allocated += n->size;
+    active.insert(n->address, n);
+    if (hit) {
+      ++stats.hits;
+      stats.slack_bytes += n->size - rounded;
+    }
+    update_cached();
+    return Block{n->address, n->size};
+  }
+
+  // free / free_block: merge with free neighbours of the same segment, then cache.
+  void deallocate(const Block& block) {
+    Node* n = active.find(block.address);
+    if (n == nullptr || n->size != block.capacity) {
+      throw std::invalid_argument("pytorch: deallocate of a block it did not hand out (address " +
+                                  std::to_string(block.address) + ", capacity " +
+                                  std::to_string(block.capacity) + ")");
+    }
+    active.erase(block.address);
+    n->allocated = false;
+    allocated -= n->size;
+    try_merge(n, n->prev);
+    try_merge(n, n->next);
+    cache(n);
+    update_cached();
+  }
+};
+
+PyTorchCachingStrategy::PyTorchCachingStrategy(Upstream& upstream, PyTorchOptions options) {
+  validate_pytorch_options(options);
+  impl_ = std::make_unique<Impl>(upstream, options);
+}
+
+PyTorchCachingStrategy::~PyTorchCachingStrategy() = default;
+
+std::optional<Block> PyTorchCachingStrategy::allocate(std::uint64_t size, std::uint64_t stream) {
+  return impl_->allocate(size, stream);
+}
+
+void PyTorchCachingStrategy::deallocate(const Block& block) {
+  impl_->deallocate(block);
+}
+
+void PyTorchCachingStrategy::release() {
+  impl_->release_cached_blocks(false);
+  impl_->update_cached();
+}
+
+const StrategyStats& PyTorchCachingStrategy::stats() const {
+  return impl_->stats;
+}
+const PyTorchOptions& PyTorchCachingStrategy::options() const {
+  return impl_->options;
+}
+std::uint64_t PyTorchCachingStrategy::reserved_bytes() const {
+  return impl_->reserved;
+}
+std::uint64_t PyTorchCachingStrategy::allocated_bytes() const {
+  return impl_->allocated;
+}
+std::size_t PyTorchCachingStrategy::segment_count() const {
+  return impl_->segments_by_address.size();
+}
+
+std::vector<PyTorchSegmentInfo> PyTorchCachingStrategy::segments() const {
+  std::vector<PyTorchSegmentInfo> out;
+  out.reserve(impl_->segments_by_address.size());
+  for (const auto& [address, seg] : impl_->segments_by_address) {
+    PyTorchSegmentInfo info{address, seg.size, seg.stream, seg.small, {}};
+    for (const Node* n = seg.head; n != nullptr; n = n->next) {
+      info.blocks.push_back({n->address, n->size, n->allocated});
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+std::unique_ptr<Strategy> make_pytorch_strategy(const StrategyParams& params, Upstream& upstream) {
+  params.check_keys({"max_split_size", "roundup_power2_divisions"});
+  PyTorchOptions options;
+  options.max_split_size = params.size("max_split_size", pytorch::kUnlimited);
+  options.roundup_power2_divisions = params.count("roundup_power2_divisions", 0);
+  // Report a bad value as the user wrote it, under the strategy name they used.
+  if (const char* p = max_split_size_problem(options.max_split_size)) {
+    throw value_error(params.strategy(), "max_split_size", *params.text("max_split_size"), p);
+  }
+  if (const char* p = divisions_problem(options.roundup_power2_divisions)) {
+    throw value_error(params.strategy(), "roundup_power2_divisions",
+                      *params.text("roundup_power2_divisions"), p);
+  }
+  return std::make_unique<PyTorchCachingStrategy>(upstream, options);
+}
+
+}  // namespace alloclab

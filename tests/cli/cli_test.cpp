@@ -1,0 +1,115 @@
+// End-to-end checks of the `alloclab` binary: exit statuses, messages, formats.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  Result r;
+  const std::string command = std::string(ALLOCLAB_CLI) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::array<char, 4096> buffer;
+  std::size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.output.append(buffer.data(), n);
+  const int raw = pclose(pipe);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return r;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("alloclab-cli-" + std::to_string(::getpid()) + "-" + name))
+      .string();
+}
+
+TEST(Cli, info_prints_a_summary_of_a_bundled_trace) {
+  const Result r = run(std::string("info ") + ALLOCLAB_TRACES_DIR + "/cnn-inference.alt");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("bytes/event"), std::string::npos);
+  EXPECT_NE(r.output.find("forward 0"), std::string::npos);
+}
+
+TEST(Cli, info_json_has_the_documented_keys) {
+  const Result r = run(std::string("info --json ") + ALLOCLAB_TRACES_DIR + "/cnn-inference.alt");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  for (const char* key : {"events", "events_by_op", "threads", "devices", "allocations", "frees",
+                          "anomalies", "peak_live_bytes", "size_histogram",
+                          "lifetime_histogram_ns", "top_sizes_by_count", "top_sizes_by_bytes",
+                          "runs", "file_bytes_per_event"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["anomalies"]["total"], 0);
+  EXPECT_LE(j["file_bytes_per_event"].get<double>(), 3.0);
+}
+
+TEST(Cli, bad_trace_is_one_line_naming_the_file_and_exit_status_2) {
+  const std::string path = temp_path("garbage.alt");
+  std::ofstream(path) << "\x89" << "ALX garbage";
+  const Result r = run("info " + path);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.output, "alloclab: error: " + path + "@0, header: not an alloclab trace (bad magic)\n");
+  std::filesystem::remove(path);
+}
+
+TEST(Cli, missing_file_is_exit_status_2) {
+  const Result r = run("info /nonexistent/trace.alt");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("/nonexistent/trace.alt"), std::string::npos);
+}
+
+TEST(Cli, convert_round_trips_alt_through_csv) {
+  const std::string csv = temp_path("convert.csv");
+  const std::string alt = temp_path("convert.alt");
+  ASSERT_EQ(run(std::string("convert ") + ALLOCLAB_TRACES_DIR + "/cnn-inference.alt " + csv).status, 0);
+  ASSERT_EQ(run("convert " + csv + " " + alt).status, 0);
+  const Result a = run(std::string("info --json ") + ALLOCLAB_TRACES_DIR + "/cnn-inference.alt");
+  const Result b = run("info --json " + alt);
+  nlohmann::json ja = nlohmann::json::parse(a.output), jb = nlohmann::json::parse(b.output);
+  for (const char* key : {"events", "allocations", "peak_live_bytes", "runs", "size_histogram"})
+    EXPECT_EQ(ja[key], jb[key]) << key;
+  std::filesystem::remove(csv);
+  std::filesystem::remove(alt);
+}
+
+TEST(Cli, convert_writes_chrome_trace_json) {
+  const std::string out = temp_path("perfetto.json");
+  ASSERT_EQ(run(std::string("convert ") + ALLOCLAB_TRACES_DIR + "/cnn-inference.alt " + out).status, 0);
+  std::ifstream in(out);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_TRUE(j.contains("traceEvents"));
+  EXPECT_GT(j["traceEvents"].size(), 100u);
+  std::filesystem::remove(out);
+}
+
+TEST(Cli, generate_is_deterministic) {
+  const std::string a = temp_path("gen-a.alt"), b = temp_path("gen-b.alt");
+  ASSERT_EQ(run("generate --shape transformer --runs 3 --seed 5 -o " + a).status, 0);
+  ASSERT_EQ(run("generate --shape transformer --runs 3 --seed 5 -o " + b).status, 0);
+  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+  const std::string sa((std::istreambuf_iterator<char>(fa)), {});
+  const std::string sb((std::istreambuf_iterator<char>(fb)), {});
+  EXPECT_EQ(sa, sb);
+  std::filesystem::remove(a);
+  std::filesystem::remove(b);
+}
+
+TEST(Cli, unknown_shape_lists_the_accepted_ones) {
+  const Result r = run("generate --shape lstm -o " + temp_path("x.alt"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("cnn, transformer, random"), std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,701 @@
+// Hand-worked cases for the `pytorch` strategy (docs/strategies.md, section `pytorch`). Each test
+// names the rule it checks; the comments show the arithmetic.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "alloclab/strategies/pytorch.hpp"
+
+namespace {
+
+using alloclab::Block;
+using alloclab::PyTorchBlockInfo;
+using alloclab::PyTorchCachingStrategy;
+using alloclab::PyTorchOptions;
+namespace pt = alloclab::pytorch;
+
+constexpr std::uint64_t KiB = 1024;
+constexpr std::uint64_t MiB = 1024 * KiB;
+
+// A bump allocator: addresses only grow and segments are contiguous in address space (so a merge
+// across segments would show). Fails when live bytes would exceed `limit`.
+class BumpUpstream final : public alloclab::Upstream {
+ public:
+  explicit BumpUpstream(std::uint64_t limit = pt::kUnlimited) : limit_(limit) {}
+
+  std::optional<Block> allocate(std::uint64_t bytes) override {
+    ++calls;
+    if (bytes > limit_ - live_bytes) return std::nullopt;
+    const Block b{next_, bytes};
+    next_ += bytes;
+    live_.emplace(b.address, bytes);
+    live_bytes += bytes;
+    peak_bytes = std::max(peak_bytes, live_bytes);
+    ++allocs;
+    return b;
+  }
+  void deallocate(const Block& b) override {
+    auto it = live_.find(b.address);
+    if (it == live_.end() || it->second != b.capacity) throw std::logic_error("bad upstream free");
+    live_bytes -= b.capacity;
+    live_.erase(it);
+    ++frees;
+  }
+
+  std::uint64_t calls = 0;  // allocate() calls, failed ones included
+  std::uint64_t allocs = 0;
+  std::uint64_t frees = 0;
+  std::uint64_t live_bytes = 0;
+  std::uint64_t peak_bytes = 0;
+
+ private:
+  std::uint64_t limit_;
+  std::uint64_t next_ = std::uint64_t{1} << 32;
+  std::map<std::uint64_t, std::uint64_t> live_;
+};
+
+Block take(PyTorchCachingStrategy& s, std::uint64_t size, std::uint64_t stream = 0) {
+  std::optional<Block> b = s.allocate(size, stream);
+  EXPECT_TRUE(b.has_value()) << "allocate(" << size << ") failed";
+  return b.value_or(Block{});
+}
+
+PyTorchOptions max_split(std::uint64_t bytes) {
+  PyTorchOptions o;
+  o.max_split_size = bytes;
+  return o;
+}
+
+// --- rounding and segment sizes -----------------------------------------------------------------
+
+TEST(PyTorchStrategy, rounds_requests_up_to_512_bytes) {
+  EXPECT_EQ(pt::round_size(0, 0), 512u);
+  EXPECT_EQ(pt::round_size(1, 0), 512u);
+  EXPECT_EQ(pt::round_size(512, 0), 512u);
+  EXPECT_EQ(pt::round_size(513, 0), 1024u);
+  EXPECT_EQ(pt::round_size(1 * MiB + 1, 0), 1 * MiB + 512);
+
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, {});
+  EXPECT_EQ(take(s, 1).capacity, 512u);
+  EXPECT_EQ(take(s, 0).capacity, 512u);
+  EXPECT_EQ(take(s, 513).capacity, 1024u);
+  EXPECT_EQ(s.allocated_bytes(), 2048u);
+}
+
+TEST(PyTorchStrategy, segment_size_depends_on_the_rounded_request) {
+  EXPECT_EQ(pt::allocation_size(512), 2 * MiB);
+  EXPECT_EQ(pt::allocation_size(1 * MiB), 2 * MiB);         // kSmallSize is still small
+  EXPECT_EQ(pt::allocation_size(1 * MiB + 512), 20 * MiB);  // 1 MiB < s < 10 MiB: kLargeBuffer
+  EXPECT_EQ(pt::allocation_size(10 * MiB - 512), 20 * MiB);
+  EXPECT_EQ(pt::allocation_size(10 * MiB), 10 * MiB);  // >= kMinLargeAlloc: 2 MiB multiple
+  EXPECT_EQ(pt::allocation_size(11 * MiB), 12 * MiB);
+  EXPECT_EQ(pt::allocation_size(12 * MiB), 12 * MiB);
+
+  // Through the strategy, one stream each so nothing is reused.
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, {});
+  take(s, 1 * MiB, 1);
+  EXPECT_EQ(s.reserved_bytes(), 2 * MiB);
+  take(s, 1 * MiB + 1, 2);
+  EXPECT_EQ(s.reserved_bytes(), 22 * MiB);
+  take(s, 10 * MiB, 3);
+  EXPECT_EQ(s.reserved_bytes(), 32 * MiB);
+  take(s, 11 * MiB + 1, 4);  // rounds to 11 MiB + 512 -> 12 MiB segment
+  EXPECT_EQ(s.reserved_bytes(), 44 * MiB);
+  EXPECT_EQ(s.segment_count(), 4u);
+  EXPECT_EQ(s.stats().hits, 0u);
+}
+
+// --- best fit, splitting ------------------------------------------------------------------------
+
+TEST(PyTorchStrategy, small_requests_share_a_2mib_segment) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, {});
+  const Block a = take(s, 1000);     // miss: 2 MiB segment, split -> 1024 handed out
+  const Block b = take(s, 3000);     // hit: front of the rest, 3072
+  const Block c = take(s, 1 * MiB);  // hit: 1 MiB
+  EXPECT_EQ(a.capacity, 1024u);
+  EXPECT_EQ(b.address, a.address + 1024);
+  EXPECT_EQ(b.capacity, 3072u);
+  EXPECT_EQ(c.address, b.address + 3072);
+  EXPECT_EQ(c.capacity, 1 * MiB);
+  EXPECT_EQ(s.segment_count(), 1u);
+  EXPECT_EQ(up.allocs, 1u);
+  EXPECT_EQ(s.stats().requests, 3u);
+  EXPECT_EQ(s.stats().hits, 2u);
+  EXPECT_EQ(s.stats().slack_bytes, 0u);
+  const std::uint64_t rest = 2 * MiB - 1024 - 3072 - 1 * MiB;
+  EXPECT_EQ(s.stats().cached_bytes, rest);
+  const auto segs = s.segments();
+  ASSERT_EQ(segs.size(), 1u);
+  EXPECT_TRUE(segs[0].small);
+  EXPECT_EQ(segs[0].blocks, (std::vector<PyTorchBlockInfo>{{a.address, 1024, true},
+                                                           {b.address, 3072, true},
+                                                           {c.address, 1 * MiB, true},
+                                                           {c.address + 1 * MiB, rest, false}}));
+}
+
+TEST(PyTorchStrategy, small_pool_splits_when_the_rest_is_at_least_512_bytes) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, {});
+  const Block x1 = take(s, 1024);
+  const Block x2 = take(s, 1024);
+  const Block x3 = take(s, 1 * MiB);
+  s.deallocate(x2);  // a free 1024-byte piece between two live ones
+  // Best fit for 512: the 1024 piece (the other free piece is ~1 MiB). Rest 512 >= 512: split.
+  const Block y1 = take(s, 512);
+  EXPECT_EQ(y1.address, x2.address);
+  EXPECT_EQ(y1.capacity, 512u);
+  // The 512 rest serves the next 512 exactly (rest 0: no split).
+  const Block y2 = take(s, 512);
+  EXPECT_EQ(y2.address, x2.address + 512);
+  EXPECT_EQ(y2.capacity, 512u);
+  EXPECT_EQ(s.stats().hits, 4u);
+  EXPECT_EQ(s.stats().slack_bytes, 0u);
+  EXPECT_EQ(s.segment_count(), 1u);
+  (void)x1;
+  (void)x3;
+}
+
+TEST(PyTorchStrategy, large_pool_splits_only_when_the_rest_exceeds_1mib) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, {});
+  const Block a = take(s, 12 * MiB);  // miss: 12 MiB segment, rest 0
+  EXPECT_EQ(a.capacity, 12 * MiB);
+  s.deallocate(a);
+  // 11 MiB from the 12 MiB block: rest exactly 1 MiB, not > kSmallSize -> whole block, slack 1 MiB.
+  const Block b = take(s, 11 * MiB);
+  EXPECT_EQ(b.address, a.address);
+  EXPECT_EQ(b.capacity, 12 * MiB);
+  EXPECT_EQ(s.stats().slack_bytes, 1 * MiB);
+  s.deallocate(b);
+  // 11 MiB - 512: rest 1 MiB + 512 > 1 MiB -> split.
+  const Block c = take(s, 11 * MiB - 512);
+  EXPECT_EQ(c.capacity, 11 * MiB - 512);
+  EXPECT_EQ(s.stats().cached_bytes, 1 * MiB + 512);
+  // The rest is a large-pool piece: 1 MiB + 1 (rounded to 1 MiB + 512) takes it exactly.
+  const Block d = take(s, 1 * MiB + 1);
+  EXPECT_EQ(d.address, a.address + 11 * MiB - 512);
+  EXPECT_EQ(d.capacity, 1 * MiB + 512);
+  EXPECT_EQ(s.stats().hits, 3u);
+  EXPECT_EQ(s.stats().slack_bytes, 1 * MiB);
+  EXPECT_EQ(s.reserved_bytes(), 12 * MiB);
+  EXPECT_EQ(s.stats().cached_bytes, 0u);
+}
+
+TEST(PyTorchStrategy, a_5mib_request_gets_a_20mib_segment_whose_rest_serves_later_requests) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, {});
+  const Block a = take(s, 5 * MiB);  // miss: 20 MiB segment, split (rest 15 MiB)
+  EXPECT_EQ(a.capacity, 5 * MiB);
+  EXPECT_EQ(s.reserved_bytes(), 20 * MiB);
+  EXPECT_EQ(s.stats().cached_bytes, 15 * MiB);
+  const Block b = take(s, 12 * MiB);  // hit: the 15 MiB piece, split (rest 3 MiB)
+  EXPECT_EQ(b.address, a.address + 5 * MiB);
+  EXPECT_EQ(b.capacity, 12 * MiB);
+  const Block c = take(s, 2 * MiB + 512 * KiB);  // hit: the 3 MiB piece, rest 0.5 MiB: no split
+  EXPECT_EQ(c.address, a.address + 17 * MiB);
+  EXPECT_EQ(c.capacity, 3 * MiB);
+  EXPECT_EQ(s.reserved_bytes(), 20 * MiB);
+  EXPECT_EQ(up.allocs, 1u);
+  EXPECT_EQ(s.stats().requests, 3u);
+  EXPECT_EQ(s.stats().hits, 2u);
+  EXPECT_EQ(s.stats().slack_bytes, 512 * KiB);
+  EXPECT_EQ(s.stats().cached_bytes, 0u);
+}
+
+TEST(PyTorchStrategy, eight_16mib_then_four_32mib_reserves_256mib) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, {});
+  std::vector<Block> live;
+  for (int i = 0; i < 8; ++i) live.push_back(take(s, 16 * MiB));  // 8 segments of 16 MiB
+  for (const Block& b : live) s.deallocate(b);
+  live.clear();
+  for (int i = 0; i < 4; ++i) live.push_back(take(s, 32 * MiB));  // no block >= 32 MiB: misses
+  EXPECT_EQ(up.peak_bytes, 256 * MiB);
+  EXPECT_EQ(s.reserved_bytes(), 256 * MiB);
+  EXPECT_EQ(s.segment_count(), 12u);
+  EXPECT_EQ(s.stats().hits, 0u);
+  EXPECT_EQ(s.stats().cached_bytes, 128 * MiB);
+}
+
+TEST(PyTorchStrategy, four_32mib_then_eight_16mib_reserves_128mib) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, {});
+  std::vector<Block> live;
+  for (int i = 0; i < 4; ++i) live.push_back(take(s, 32 * MiB));
+  for (const Block& b : live) s.deallocate(b);
+  live.clear();
+  // Each 32 MiB block is split (rest 16 MiB > 1 MiB); the rest, the smallest fit, serves the next.
+  for (int i = 0; i < 8; ++i) live.push_back(take(s, 16 * MiB));
+  EXPECT_EQ(up.peak_bytes, 128 * MiB);
+  EXPECT_EQ(s.segment_count(), 4u);
+  EXPECT_EQ(s.stats().hits, 8u);
+  EXPECT_EQ(s.stats().slack_bytes, 0u);
+  EXPECT_EQ(s.stats().cached_bytes, 0u);
+  for (const Block& b : live) EXPECT_EQ(b.capacity, 16 * MiB);
+}
+
+TEST(PyTorchStrategy, best_fit_takes_the_smallest_block_then_the_lowest_address) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, {});
+  const Block a = take(s, 12 * MiB);
+  const Block b = take(s, 14 * MiB);
+  const Block c = take(s, 14 * MiB);
+  s.deallocate(c);
+  s.deallocate(a);
+  s.deallocate(b);
+  // 13 MiB: 12 is too small; two 14 MiB blocks, the lower address (b) wins. Rest 1 MiB: no split.
+  EXPECT_EQ(take(s, 13 * MiB), (Block{b.address, 14 * MiB}));
+  EXPECT_EQ(take(s, 13 * MiB), (Block{c.address, 14 * MiB}));
+  EXPECT_EQ(take(s, 11 * MiB), (Block{a.address, 12 * MiB}));
+  EXPECT_EQ(s.stats().slack_bytes, 3 * MiB);
+}
+
+// --- coalescing -----------------------------------------------------------------------------
+
+TEST(PyTorchStrategy, freeing_merges_neighbours_back_into_a_whole_segment) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, {});
+  const Block a = take(s, 4 * KiB);
+  const Block b = take(s, 4 * KiB);
+  const Block c = take(s, 4 * KiB);
+  s.deallocate(b);
+  ASSERT_EQ(s.segments()[0].blocks.size(), 4u);  // a, b (free), c, rest (free)
+  s.deallocate(a);                               // a + b merge
+  ASSERT_EQ(s.segments()[0].blocks.size(), 3u);
+  EXPECT_EQ(s.segments()[0].blocks[0], (PyTorchBlockInfo{a.address, 8 * KiB, false}));
+  s.deallocate(c);  // a+b, c and the rest merge: the whole segment
+  const auto segs = s.segments();
+  ASSERT_EQ(segs.size(), 1u);
+  EXPECT_EQ(segs[0].blocks, (std::vector<PyTorchBlockInfo>{{a.address, 2 * MiB, false}}));
+  EXPECT_EQ(s.stats().cached_bytes, 2 * MiB);
+  s.release();  // a whole free segment goes back upstream; not an eviction
+  EXPECT_EQ(s.segment_count(), 0u);
+  EXPECT_EQ(up.frees, 1u);
+  EXPECT_EQ(s.stats().evictions, 0u);
+  EXPECT_EQ(s.stats().cached_bytes, 0u);
+}
+
+TEST(PyTorchStrategy, a_merged_large_segment_serves_a_request_of_its_full_size) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, {});
+  const Block a = take(s, 5 * MiB);
+  const Block b = take(s, 5 * MiB);  // hit: 5 MiB of the 15 MiB rest, rest 10 MiB
+  s.deallocate(a);
+  s.deallocate(b);
+  const Block c = take(s, 20 * MiB);  // hit: the merged 20 MiB segment, exactly
+  EXPECT_EQ(c, (Block{a.address, 20 * MiB}));
+  EXPECT_EQ(up.allocs, 1u);
+  EXPECT_EQ(s.stats().hits, 2u);
+}
+
+TEST(PyTorchStrategy, merging_never_crosses_segments) {
+  BumpUpstream up;  // the two segments are adjacent in address space
+  PyTorchCachingStrategy s(up, {});
+  const Block a = take(s, 1 * MiB);
+  const Block b = take(s, 1 * MiB);  // hit: the rest of the first segment is exactly 1 MiB
+  const Block c = take(s, 1 * MiB);  // miss: second segment
+  EXPECT_EQ(c.address, a.address + 2 * MiB);
+  s.deallocate(a);
+  s.deallocate(b);
+  s.deallocate(c);
+  const auto segs = s.segments();
+  ASSERT_EQ(segs.size(), 2u);
+  EXPECT_EQ(segs[0].blocks.size(), 1u);
+  EXPECT_EQ(segs[1].blocks.size(), 1u);
+  EXPECT_EQ(segs[1].blocks[0], (PyTorchBlockInfo{c.address, 2 * MiB, false}));
+}
+
+// --- streams --------------------------------------------------------------------------------
+
+TEST(PyTorchStrategy, streams_never_share_blocks) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, {});
+  s.deallocate(take(s, 1 * KiB, 1));
+  take(s, 1 * KiB, 2);  // the cached small piece is stream 1's: miss
+  EXPECT_EQ(s.segment_count(), 2u);
+  EXPECT_EQ(s.stats().hits, 0u);
+
+  // Stream 1 holds 12 MiB, stream 2 holds 32 MiB: a 16 MiB request on stream 1 finds no fit on
+  // its own stream and must not take stream 2's block.
+  s.deallocate(take(s, 12 * MiB, 1));
+  const Block big = take(s, 32 * MiB, 2);
+  s.deallocate(big);
+  take(s, 16 * MiB, 1);
+  EXPECT_EQ(s.stats().hits, 0u);
+  EXPECT_EQ(s.reserved_bytes(), 4 * MiB + 12 * MiB + 32 * MiB + 16 * MiB);
+  // On stream 2 the same request is a hit that splits the 32 MiB block.
+  EXPECT_EQ(take(s, 16 * MiB, 2), (Block{big.address, 16 * MiB}));
+  EXPECT_EQ(s.stats().hits, 1u);
+  for (const auto& seg : s.segments()) {
+    EXPECT_TRUE(seg.stream == 1 || seg.stream == 2);
+  }
+}
+
+// --- max_split_size -------------------------------------------------------------------------
+
+TEST(PyTorchStrategy, oversize_blocks_are_never_split) {
+  {
+    // Without max_split_size a 42 MiB block serving 40 MiB is split (rest 2 MiB > 1 MiB).
+    BumpUpstream up;
+    PyTorchCachingStrategy s(up, {});
+    s.deallocate(take(s, 42 * MiB));
+    EXPECT_EQ(take(s, 40 * MiB).capacity, 40 * MiB);
+  }
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, max_split(40 * MiB));
+  s.deallocate(take(s, 42 * MiB));
+  // 40 MiB >= max_split_size: no split; 42 < 40 + 20, so the oversize block serves it whole.
+  const Block b = take(s, 40 * MiB);
+  EXPECT_EQ(b.capacity, 42 * MiB);
+  EXPECT_EQ(s.stats().slack_bytes, 2 * MiB);
+  s.deallocate(b);
+  // 50 MiB segment; 45 MiB served from it whole (50 < 45 + 20), slack 5 MiB.
+  const Block c = take(s, 50 * MiB);
+  s.deallocate(c);
+  EXPECT_EQ(take(s, 45 * MiB), (Block{c.address, 50 * MiB}));
+  EXPECT_EQ(s.stats().slack_bytes, 7 * MiB);
+}
+
+TEST(PyTorchStrategy, an_oversize_block_serves_only_requests_within_20mib_of_it) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, max_split(40 * MiB));
+  const Block a = take(s, 70 * MiB);
+  s.deallocate(a);
+  // 50 MiB: 70 >= 50 + 20 -> refused: a miss, a new 50 MiB segment.
+  const Block b = take(s, 50 * MiB);
+  EXPECT_NE(b.address, a.address);
+  EXPECT_EQ(s.stats().hits, 0u);
+  // 51 MiB: 70 < 51 + 20 -> served whole, slack 19 MiB.
+  EXPECT_EQ(take(s, 51 * MiB), (Block{a.address, 70 * MiB}));
+  EXPECT_EQ(s.stats().hits, 1u);
+  EXPECT_EQ(s.stats().slack_bytes, 19 * MiB);
+}
+
+TEST(PyTorchStrategy, requests_below_max_split_size_never_take_an_oversize_block) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, max_split(40 * MiB));
+  // 30 MiB request, cached 50 MiB oversize block: refused.
+  s.deallocate(take(s, 50 * MiB));
+  take(s, 30 * MiB);
+  EXPECT_EQ(s.stats().hits, 0u);
+  // 39 MiB gets a 40 MiB segment (rest 1 MiB: not split), which is oversize once cached: the
+  // same 39 MiB request cannot reuse it and takes another segment.
+  const Block a = take(s, 39 * MiB);
+  EXPECT_EQ(a.capacity, 40 * MiB);
+  s.deallocate(a);
+  const Block b = take(s, 39 * MiB);
+  EXPECT_NE(b.address, a.address);
+  EXPECT_EQ(s.stats().hits, 0u);
+  // Requests below max_split_size still split non-oversize blocks: 5 MiB from a 20 MiB segment.
+  EXPECT_EQ(take(s, 5 * MiB).capacity, 5 * MiB);
+  EXPECT_EQ(s.reserved_bytes(), (50 + 30 + 40 + 40 + 20) * MiB);
+}
+
+TEST(PyTorchStrategy, only_the_smallest_fitting_block_is_considered) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, max_split(40 * MiB));
+  // Cached: 70 MiB (oversize) and 22 MiB. A 41 MiB request's smallest fit is 70 (refused: 70 >=
+  // 61); a 21 MiB request's smallest fit is 22 (taken).
+  s.deallocate(take(s, 70 * MiB));
+  s.deallocate(take(s, 22 * MiB));
+  take(s, 41 * MiB);
+  EXPECT_EQ(s.stats().hits, 0u);
+  EXPECT_EQ(take(s, 21 * MiB).capacity, 22 * MiB);
+  EXPECT_EQ(s.stats().hits, 1u);
+}
+
+// --- roundup_power2_divisions ---------------------------------------------------------------
+
+TEST(PyTorchStrategy, roundup_power2_divisions_rounds_to_steps_between_powers_of_two) {
+  // divisions = 4: sizes <= 512 * 4 = 2048 keep the 512-byte rounding.
+  EXPECT_EQ(pt::round_size(1200, 4), 1536u);
+  EXPECT_EQ(pt::round_size(2048, 4), 2048u);
+  // Above 2048: steps of power2_floor / 4.
+  EXPECT_EQ(pt::round_size(2049, 4), 2560u);  // 2048 + 512
+  EXPECT_EQ(pt::round_size(4097, 4), 5120u);  // 4096 + 1024 (512 rounding would give 4608)
+  EXPECT_EQ(pt::round_size(5120, 4), 5120u);  // already on a step
+  EXPECT_EQ(pt::round_size(1 * MiB + 1, 4), 1 * MiB + 256 * KiB);
+  EXPECT_EQ(pt::round_size(16 * MiB, 4), 16 * MiB);  // a power of two stays
+  EXPECT_EQ(pt::round_size(17 * MiB, 4), 20 * MiB);
+  EXPECT_EQ(pt::round_size(4097, 2), 6144u);
+  EXPECT_EQ(pt::round_size(4097, 8), 4608u);
+  EXPECT_EQ(pt::round_size(4097, 1), 4608u);  // 1 division: off
+  EXPECT_EQ(pt::round_size(4097, 0), 4608u);
+  EXPECT_EQ(pt::roundup_power2_next_division(1200, 4), 1280u);  // PyTorch's own example
+
+  PyTorchOptions o;
+  o.roundup_power2_divisions = 4;
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, o);
+  const Block a = take(s, 17 * MiB);  // rounded to 20 MiB -> a 20 MiB segment, no rest
+  EXPECT_EQ(a.capacity, 20 * MiB);
+  s.deallocate(a);
+  EXPECT_EQ(take(s, 18 * MiB), a);  // also rounded to 20 MiB: an exact hit, slack 0
+  EXPECT_EQ(s.stats().slack_bytes, 0u);
+  // The rounded size also picks the pool: 1 MiB - 100 with 8 divisions rounds to 1 MiB (small).
+  EXPECT_EQ(pt::round_size(1 * MiB - 100, 8), 1 * MiB);
+}
+
+// --- out of memory --------------------------------------------------------------------------
+
+TEST(PyTorchStrategy, on_upstream_failure_whole_free_segments_are_released_and_the_call_retried) {
+  BumpUpstream up(64 * MiB);
+  PyTorchCachingStrategy s(up, {});
+  const Block a = take(s, 5 * MiB);   // 20 MiB segment
+  const Block b = take(s, 12 * MiB);  // hit, rest 3 MiB stays cached in the split segment
+  s.deallocate(take(s, 30 * MiB));    // 30 MiB segment, whole and free: reserved 50 MiB
+  s.deallocate(take(s, 1 * KiB));     // a 2 MiB small segment, whole and free: reserved 52 MiB
+  // 40 MiB: no fit; 52 + 40 > 64 fails; the whole free segments (30 MiB, 2 MiB) go; retry works.
+  const Block c = take(s, 40 * MiB);
+  EXPECT_EQ(c.capacity, 40 * MiB);
+  EXPECT_EQ(s.stats().evictions, 2u);
+  EXPECT_EQ(s.reserved_bytes(), 60 * MiB);
+  EXPECT_EQ(up.calls, up.allocs + 1);  // one failed upstream call
+  EXPECT_EQ(s.stats().failed, 0u);
+  // 10 MiB: 60 + 10 > 64; only the split 20 MiB segment's 3 MiB rest is cached: it cannot be
+  // released, the retry fails too -> nullopt.
+  EXPECT_EQ(s.allocate(10 * MiB, 0), std::nullopt);
+  EXPECT_EQ(s.stats().failed, 1u);
+  EXPECT_EQ(s.stats().requests, 6u);
+  EXPECT_EQ(s.stats().evictions, 2u);
+  EXPECT_EQ(s.reserved_bytes(), 60 * MiB);
+  EXPECT_EQ(s.stats().cached_bytes, 3 * MiB);
+  (void)a;
+  (void)b;
+}
+
+TEST(PyTorchStrategy, with_max_split_size_oom_first_releases_one_fitting_oversize_block) {
+  BumpUpstream up(160 * MiB);
+  PyTorchCachingStrategy s(up, max_split(40 * MiB));
+  const Block a = take(s, 70 * MiB);
+  const Block b = take(s, 80 * MiB);
+  s.deallocate(a);
+  s.deallocate(b);
+  // 45 MiB: smallest fit 70 is refused (70 >= 65); 150 + 46 > 160 fails. The smallest oversize
+  // block >= max(45, 40) MiB, the 70 MiB one, goes; the retry fits (80 + 46 <= 160).
+  const Block c = take(s, 45 * MiB);
+  EXPECT_EQ(c.capacity, 46 * MiB);
+  EXPECT_EQ(s.stats().evictions, 1u);
+  EXPECT_EQ(s.reserved_bytes(), 126 * MiB);
+  const auto segs = s.segments();
+  ASSERT_EQ(segs.size(), 2u);
+  EXPECT_EQ(segs[0].address, b.address);
+}
+
+TEST(PyTorchStrategy, with_max_split_size_oom_releases_largest_oversize_blocks_until_enough) {
+  BumpUpstream up(150 * MiB);
+  PyTorchCachingStrategy s(up, max_split(40 * MiB));
+  const Block small = take(s, 5 * MiB);  // a 20 MiB segment (not oversize)
+  const Block a = take(s, 42 * MiB);
+  const Block b = take(s, 44 * MiB);
+  s.deallocate(small);
+  s.deallocate(a);
+  s.deallocate(b);  // reserved 106 MiB, all free
+  // 60 MiB: no block >= 60; 106 + 60 > 150 fails. No single oversize block >= 60, so release
+  // from the largest down: 44 (total 44 < 60), 42 (total 86 >= 60). Retry: 20 + 60 <= 150.
+  take(s, 60 * MiB);
+  EXPECT_EQ(s.stats().evictions, 2u);
+  EXPECT_EQ(s.reserved_bytes(), 80 * MiB);
+  EXPECT_EQ(s.segments()[0].address, small.address);
+}
+
+TEST(PyTorchStrategy, with_max_split_size_a_short_oversize_release_falls_back_to_all) {
+  BumpUpstream up(110 * MiB);
+  PyTorchCachingStrategy s(up, max_split(40 * MiB));
+  const Block small = take(s, 5 * MiB);  // 20 MiB segment
+  const Block a = take(s, 42 * MiB);
+  s.deallocate(small);
+  s.deallocate(a);
+  // 100 MiB: 62 + 100 > 110. Oversize release frees 42 (< 100: not enough, but it stays freed);
+  // then every whole free segment goes (the 20 MiB one); the retry fits.
+  take(s, 100 * MiB);
+  EXPECT_EQ(s.stats().evictions, 2u);
+  EXPECT_EQ(s.reserved_bytes(), 100 * MiB);
+  EXPECT_EQ(up.calls, up.allocs + 1);  // the first call failed; no retry after the short release
+}
+
+TEST(PyTorchStrategy, release_keeps_segments_that_hold_live_blocks) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, {});
+  const Block live = take(s, 5 * MiB);  // 20 MiB segment, 15 MiB cached in it
+  s.deallocate(take(s, 1 * KiB));       // 2 MiB small segment, whole and free
+  s.deallocate(take(s, 12 * MiB, 7));   // 12 MiB segment on stream 7, whole and free
+  s.release();
+  EXPECT_EQ(s.segment_count(), 1u);
+  EXPECT_EQ(s.reserved_bytes(), 20 * MiB);
+  EXPECT_EQ(s.stats().cached_bytes, 15 * MiB);
+  EXPECT_EQ(s.stats().evictions, 0u);
+  EXPECT_EQ(up.frees, 2u);
+  s.deallocate(live);
+  s.release();
+  EXPECT_EQ(s.segment_count(), 0u);
+  EXPECT_EQ(up.live_bytes, 0u);
+}
+
+TEST(PyTorchStrategy, huge_requests_fail_without_asking_the_upstream) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, {});
+  EXPECT_EQ(s.allocate(pt::kMaxRequest + 1, 0), std::nullopt);
+  EXPECT_EQ(s.allocate(~std::uint64_t{0}, 0), std::nullopt);
+  EXPECT_EQ(up.calls, 0u);
+  EXPECT_EQ(s.stats().failed, 2u);
+  EXPECT_EQ(s.stats().requests, 2u);
+}
+
+// --- contract -------------------------------------------------------------------------------
+
+TEST(PyTorchStrategy, deallocating_a_block_it_did_not_hand_out_throws) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, {});
+  const Block a = take(s, 1 * KiB);
+  EXPECT_THROW(s.deallocate(Block{a.address + 512, 512}), std::invalid_argument);
+  EXPECT_THROW(s.deallocate(Block{a.address, 512}), std::invalid_argument);  // wrong capacity
+  s.deallocate(a);
+  EXPECT_THROW(s.deallocate(a), std::invalid_argument);  // twice
+}
+
+TEST(PyTorchStrategy, options_are_validated) {
+  BumpUpstream up;
+  auto make = [&](std::uint64_t max_split_size, std::uint64_t divisions) {
+    PyTorchOptions o;
+    o.max_split_size = max_split_size;
+    o.roundup_power2_divisions = divisions;
+    PyTorchCachingStrategy s(up, o);
+  };
+  EXPECT_NO_THROW(make(pt::kUnlimited, 0));
+  EXPECT_NO_THROW(make(20 * MiB, 0));
+  EXPECT_NO_THROW(make(64 * MiB, 1));
+  EXPECT_NO_THROW(make(pt::kUnlimited, 2));
+  EXPECT_NO_THROW(make(pt::kUnlimited, pt::kMaxDivisions));
+  EXPECT_THROW(make(19 * MiB, 0), alloclab::SpecError);
+  EXPECT_THROW(make(20 * MiB + 512, 0), alloclab::SpecError);  // PyTorch takes whole MiB
+  EXPECT_THROW(make(pt::kUnlimited, 3), alloclab::SpecError);
+  EXPECT_THROW(make(pt::kUnlimited, pt::kMaxDivisions * 2), alloclab::SpecError);
+}
+
+// --- invariants under a random workload ----------------------------------------------------
+
+// A deterministic generator (std distributions differ between standard libraries).
+struct SplitMix {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  std::uint64_t below(std::uint64_t n) { return next() % n; }
+};
+
+struct Live {
+  Block block;
+  std::uint64_t stream;
+};
+
+void check_invariants(const PyTorchCachingStrategy& s, const BumpUpstream& up,
+                      const std::vector<Live>& live) {
+  std::uint64_t reserved = 0;
+  std::uint64_t allocated = 0;
+  std::map<std::uint64_t, std::uint64_t> allocated_blocks;
+  for (const auto& seg : s.segments()) {
+    reserved += seg.size;
+    if (seg.small) {
+      EXPECT_EQ(seg.size, pt::kSmallBuffer);
+    }
+    std::uint64_t at = seg.address;
+    bool previous_free = false;
+    for (const auto& b : seg.blocks) {
+      ASSERT_EQ(b.address, at) << "pieces of a segment are contiguous";
+      ASSERT_FALSE(previous_free && !b.allocated) << "free neighbours are always merged";
+      ASSERT_EQ(b.size % pt::kMinBlockSize, 0u);
+      if (!b.allocated && b.size >= s.options().max_split_size) {
+        ASSERT_EQ(seg.blocks.size(), 1u) << "a cached oversize block is a whole segment";
+      }
+      if (b.allocated) {
+        allocated += b.size;
+        allocated_blocks.emplace(b.address, b.size);
+      }
+      previous_free = !b.allocated;
+      at += b.size;
+    }
+    ASSERT_EQ(at, seg.address + seg.size);
+  }
+  ASSERT_EQ(reserved, s.reserved_bytes());
+  ASSERT_EQ(reserved, up.live_bytes);
+  ASSERT_EQ(allocated, s.allocated_bytes());
+  ASSERT_EQ(s.stats().cached_bytes, reserved - allocated);
+  ASSERT_EQ(allocated_blocks.size(), live.size());
+  for (const Live& l : live) {
+    auto it = allocated_blocks.find(l.block.address);
+    ASSERT_TRUE(it != allocated_blocks.end());
+    ASSERT_EQ(it->second, l.block.capacity);
+  }
+  // Every miss is exactly one successful upstream allocation.
+  ASSERT_EQ(up.allocs, s.stats().requests - s.stats().hits - s.stats().failed);
+  ASSERT_EQ(up.frees, s.stats().evictions);
+}
+
+void run_random_workload(PyTorchOptions options, std::uint64_t seed) {
+  BumpUpstream up(768 * MiB);
+  PyTorchCachingStrategy s(up, options);
+  SplitMix rng{seed};
+  std::vector<Live> live;
+  for (int op = 0; op < 10000; ++op) {
+    if (live.empty() || rng.below(100) < 55) {
+      std::uint64_t size = 0;
+      switch (rng.below(4)) {
+        case 0:
+          size = 1 + rng.below(64 * KiB);
+          break;
+        case 1:
+          size = 1 + rng.below(2 * MiB);
+          break;
+        case 2:
+          size = 1 + rng.below(12 * MiB);
+          break;
+        default:
+          size = 1 + rng.below(90 * MiB);
+          break;
+      }
+      const std::uint64_t stream = rng.below(3);
+      if (std::optional<Block> b = s.allocate(size, stream)) {
+        ASSERT_GE(b->capacity, size);
+        live.push_back({*b, stream});
+      }
+    } else {
+      const std::size_t i = rng.below(live.size());
+      s.deallocate(live[i].block);
+      live[i] = live.back();
+      live.pop_back();
+    }
+    ASSERT_NO_FATAL_FAILURE(check_invariants(s, up, live)) << "after op " << op;
+  }
+  EXPECT_GT(s.stats().hits, 0u);
+  EXPECT_GT(s.stats().evictions, 0u);
+  for (const Live& l : live) s.deallocate(l.block);
+  s.release();
+  EXPECT_EQ(s.segment_count(), 0u);
+  EXPECT_EQ(up.live_bytes, 0u);
+}
+
+TEST(PyTorchStrategy, invariants_hold_under_a_random_workload) {
+  run_random_workload({}, 1);
+}
+
+TEST(PyTorchStrategy, invariants_hold_under_a_random_workload_with_both_options) {
+  PyTorchOptions o;
+  o.max_split_size = 24 * MiB;
+  o.roundup_power2_divisions = 4;
+  run_random_workload(o, 2);
+  o.max_split_size = 20 * MiB;
+  run_random_workload(o, 3);
+}
+
+}  // namespace

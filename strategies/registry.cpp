@@ -6,6 +6,7 @@
 #include "alloclab/strategies/fifo_shrink.hpp"
 #include "alloclab/strategies/passthrough.hpp"
 #include "alloclab/strategies/per_run_pool.hpp"
+#include "alloclab/strategies/plugin.hpp"
 #include "alloclab/strategies/pytorch.hpp"
 
 namespace alloclab {
@@ -64,6 +65,10 @@ std::vector<StrategyInfo> make_table() {
        "preset: per-run-pool:min_size=128 (rten's TensorPool)",
        {"round", "min_size"},
        &make_rten},
+      {"plugin",
+       "a strategy from a shared library: plugin:PATH.so[,key=value...] (docs/plugins.md)",
+       {"path"},
+       &make_plugin_strategy},
   };
 }
 
@@ -75,12 +80,15 @@ const std::vector<StrategyInfo>& builtin_strategies() {
 }
 
 std::unique_ptr<Strategy> make_strategy(std::string_view spec, Upstream& upstream) {
-  ParsedSpec parsed = split_spec(spec);
+  // A plug-in spec starts with a path rather than key=value, and only the loaded plug-in knows
+  // which keys it takes: strategies/plugin.cpp splits the spec and checks the keys.
+  const bool plugin = is_plugin_spec(spec);
+  ParsedSpec parsed = plugin ? split_plugin_spec(spec) : split_spec(spec);
   const std::vector<StrategyInfo>& table = builtin_strategies();
   for (const StrategyInfo& info : table) {
     if (info.name != parsed.name) continue;
     StrategyParams params(parsed.name, std::move(parsed.params));
-    params.check_keys(info.keys);
+    if (!plugin) params.check_keys(info.keys);
     return info.make(params, upstream);
   }
   std::string known;

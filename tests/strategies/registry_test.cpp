@@ -8,6 +8,7 @@
 #include "alloclab/strategies/fifo_shrink.hpp"
 #include "alloclab/strategies/passthrough.hpp"
 #include "alloclab/strategies/per_run_pool.hpp"
+#include "alloclab/strategies/plugin.hpp"
 #include "alloclab/strategies/pytorch.hpp"
 #include "alloclab/strategies/registry.hpp"
 #include "strategy_test_support.hpp"
@@ -32,9 +33,9 @@ TEST(Registry, lists_every_builtin_strategy_and_preset_in_order) {
     EXPECT_FALSE(info.summary.empty()) << info.name;
     EXPECT_TRUE(info.make) << info.name;
   }
-  const std::vector<std::string> expected = {"passthrough", "exact", "best-fit",
-                                             "fifo-shrink", "per-run-pool", "pytorch",
-                                             "dfdx", "dfdx-limit", "rten"};
+  const std::vector<std::string> expected = {"passthrough",  "exact",   "best-fit", "fifo-shrink",
+                                             "per-run-pool", "pytorch", "dfdx",     "dfdx-limit",
+                                             "rten",         "plugin"};
   EXPECT_EQ(names, expected);
 }
 
@@ -49,15 +50,21 @@ TEST(Registry, builds_the_class_each_name_stands_for) {
   EXPECT_TRUE(dynamic_cast<PerRunPoolStrategy*>(make_strategy("per-run-pool", sim).get()));
   EXPECT_TRUE(dynamic_cast<PerRunPoolStrategy*>(make_strategy("rten", sim).get()));
   EXPECT_TRUE(dynamic_cast<PyTorchCachingStrategy*>(make_strategy("pytorch", sim).get()));
+  EXPECT_TRUE(dynamic_cast<PluginStrategy*>(
+      make_strategy(std::string("plugin:") + ALLOCLAB_EXAMPLE_PLUGIN, sim).get()));
 }
 
 TEST(Registry, every_accepted_key_is_understood) {
   // A value valid for each key; every key a strategy lists must build with it.
-  const std::map<std::string, std::string> sample = {{"round", "256"},    {"max", "64MiB"},
-                                                     {"max_items", "10"}, {"match", "exact"},
-                                                     {"max_ratio", "2"},  {"min_size", "128"},
+  const std::map<std::string, std::string> sample = {{"round", "256"},
+                                                     {"max", "64MiB"},
+                                                     {"max_items", "10"},
+                                                     {"match", "exact"},
+                                                     {"max_ratio", "2"},
+                                                     {"min_size", "128"},
                                                      {"max_split_size", "64MiB"},
-                                                     {"roundup_power2_divisions", "4"}};
+                                                     {"roundup_power2_divisions", "4"},
+                                                     {"path", ALLOCLAB_EXAMPLE_PLUGIN}};
   SimUpstream sim;
   for (const StrategyInfo& info : builtin_strategies()) {
     for (const std::string& key : info.keys) {
@@ -74,7 +81,7 @@ TEST(Registry, every_accepted_key_is_understood) {
 TEST(Registry, unknown_name_lists_the_known_ones) {
   EXPECT_EQ(error_of("foo"),
             "unknown strategy 'foo' (known: passthrough, exact, best-fit, fifo-shrink, "
-            "per-run-pool, pytorch, dfdx, dfdx-limit, rten)");
+            "per-run-pool, pytorch, dfdx, dfdx-limit, rten, plugin)");
   EXPECT_CONTAINS(error_of("foo:max=1"), "unknown strategy 'foo'");
 }
 

@@ -8,7 +8,9 @@
 namespace alloclab::detail {
 namespace {
 
-bool is_memory_op(Op op) { return op == Op::alloc || op == Op::free; }
+bool is_memory_op(Op op) {
+  return op == Op::alloc || op == Op::free;
+}
 
 constexpr std::uint64_t small_delta_limit = std::uint64_t{1} << 62;
 
@@ -91,8 +93,9 @@ void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end,
   }
 }
 
-bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t events, Trace& out,
-                  DecodeScratch& scratch, std::string& error) {
+bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint32_t events,
+                          const Trace::NewColumns& col, ChunkExtras& extras, DecodeScratch& scratch,
+                          std::string& error) {
   VarintReader in(data, data + size);
   auto fail = [&](std::string what) {
     error = std::move(what);
@@ -102,8 +105,8 @@ bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t even
   const std::uint64_t origin_count = in.next();
   if (origin_count > events || origin_count > Trace::max_origins)
     return fail("origin table of " + std::to_string(origin_count) + " entries");
-  std::vector<Origin> origins(origin_count);
-  for (Origin& o : origins) {
+  extras.origins.resize(origin_count);
+  for (Origin& o : extras.origins) {
     o.thread = in.next();
     o.device = static_cast<DeviceId>(unzigzag(in.next()));
     o.stream = in.next();
@@ -112,7 +115,7 @@ bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t even
 
   const std::uint64_t label_count = in.next();
   if (label_count > events) return fail("label table of " + std::to_string(label_count));
-  std::vector<std::pair<std::uint64_t, std::string>> labels(label_count);
+  extras.labels.resize(label_count);
   std::uint64_t label_at = 0;
   for (std::uint64_t k = 0; k < label_count; ++k) {
     const std::uint64_t delta = in.next();
@@ -121,16 +124,9 @@ bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t even
     const std::uint64_t length = in.next();
     const std::uint8_t* text = in.take(length);
     if (!text) return fail("label runs past the end of the chunk");
-    labels[k] = {label_at, std::string(reinterpret_cast<const char*>(text), length)};
+    extras.labels[k] = {label_at, std::string(reinterpret_cast<const char*>(text), length)};
   }
 
-  // Decode straight into the trace's columns; on any error the new events are dropped again.
-  const std::size_t base = out.size();
-  const Trace::NewColumns col = out.extend(events);
-  auto abandon = [&](std::string what) {
-    out.truncate(base);
-    return fail(std::move(what));
-  };
   for (std::uint32_t k = 0; k < events; ++k) {
     const std::uint64_t v = in.next();
     const unsigned op = v & 0x7u;
@@ -138,23 +134,26 @@ bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t even
     const unsigned align = (v >> 6) & 0x7Fu;
     if (v >> 14 || op >= static_cast<unsigned>(op_count) ||
         kind >= static_cast<unsigned>(memory_kind_count) || align > 64)
-      return abandon("invalid event attributes " + std::to_string(v));
+      return fail("invalid event attributes " + std::to_string(v));
     col.attrs[k] = static_cast<std::uint16_t>(v);
   }
   for (std::uint32_t k = 0; k < events; ++k) {
     const std::uint64_t v = in.next();
-    if (v >= origin_count) return abandon("origin index " + std::to_string(v) + " out of range");
-    col.origin[k] = static_cast<std::uint16_t>(v);  // chunk-local until the table is merged
+    if (v >= origin_count) return fail("origin index " + std::to_string(v) + " out of range");
+    col.origin[k] = static_cast<std::uint16_t>(v);  // chunk-local until commit_chunk
   }
   std::uint64_t t = 0;
   for (std::uint32_t k = 0; k < events; ++k)
     col.time_ns[k] = t += static_cast<std::uint64_t>(unzigzag(in.next()));
+  extras.big_sizes.clear();
   for (std::uint32_t k = 0; k < events; ++k) {
     const std::uint64_t v = in.next();
-    if (v >= Trace::big_size_marker)
-      out.set_big_size(base + k, v);
-    else
+    if (v >= Trace::big_size_marker) {
+      col.size32[k] = Trace::big_size_marker;
+      extras.big_sizes.emplace_back(k, v);
+    } else {
       col.size32[k] = static_cast<std::uint32_t>(v);
+    }
   }
 
   std::vector<std::uint64_t>& alloc_addresses = scratch.alloc_addresses;
@@ -170,7 +169,7 @@ bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t even
     if (tag & 1) {
       const std::uint64_t back = tag >> 1;
       if (op != Op::free || back == 0 || back > alloc_addresses.size())
-        return abandon("back-reference " + std::to_string(back) + " out of range");
+        return fail("back-reference " + std::to_string(back) + " out of range");
       col.address[k] = alloc_addresses[alloc_addresses.size() - back];
       continue;
     }
@@ -178,19 +177,44 @@ bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t even
     col.address[k] = previous_address += static_cast<std::uint64_t>(unzigzag(zz));
     if (op == Op::alloc) alloc_addresses.push_back(col.address[k]);
   }
-  if (in.failed()) return abandon("payload ends early");
-  if (!in.at_end()) return abandon("stray bytes after the last event");
-
-  std::vector<std::uint16_t>& global = scratch.global_origin;
-  global.resize(origin_count);
-  try {
-    for (std::uint64_t k = 0; k < origin_count; ++k) global[k] = out.add_origin(origins[k]);
-  } catch (const std::exception& e) {
-    return abandon(e.what());
-  }
-  for (std::uint32_t k = 0; k < events; ++k) col.origin[k] = global[col.origin[k]];
-  for (auto& [index, text] : labels) out.set_label(base + index, std::move(text));
+  if (in.failed()) return fail("payload ends early");
+  if (!in.at_end()) return fail("stray bytes after the last event");
   return true;
+}
+
+bool commit_chunk(Trace& out, std::size_t base, std::uint32_t events, ChunkExtras& extras,
+                  std::string& error) {
+  std::uint16_t global_of[256];
+  std::vector<std::uint16_t> global_large;
+  std::uint16_t* global = global_of;
+  if (extras.origins.size() > 256) {
+    global_large.resize(extras.origins.size());
+    global = global_large.data();
+  }
+  try {
+    for (std::size_t k = 0; k < extras.origins.size(); ++k)
+      global[k] = out.add_origin(extras.origins[k]);
+  } catch (const std::exception& e) {
+    error = e.what();
+    return false;
+  }
+  const Trace::NewColumns col = out.columns_at(base);
+  for (std::uint32_t k = 0; k < events; ++k) col.origin[k] = global[col.origin[k]];
+  for (const auto& [k, size] : extras.big_sizes) out.set_big_size(base + k, size);
+  for (auto& [index, text] : extras.labels) out.set_label(base + index, std::move(text));
+  return true;
+}
+
+bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t events, Trace& out,
+                  DecodeScratch& scratch, std::string& error) {
+  const std::size_t base = out.size();
+  const Trace::NewColumns col = out.extend(events);
+  ChunkExtras extras;
+  if (decode_chunk_columns(data, size, events, col, extras, scratch, error) &&
+      commit_chunk(out, base, events, extras, error))
+    return true;
+  out.truncate(base);
+  return false;
 }
 
 }  // namespace alloclab::detail

@@ -32,8 +32,26 @@ struct DecodeScratch {
   std::vector<std::uint16_t> global_origin;
 };
 
-// Appends `events` decoded events to `out`. On a malformed payload returns false with `error`
-// set, and leaves `out` as it was.
+// What a chunk carries besides its columns; merged into the trace in file order.
+struct ChunkExtras {
+  std::vector<Origin> origins;                                     // the chunk-local origin table
+  std::vector<std::pair<std::uint64_t, std::string>> labels;       // (index in chunk, label)
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> big_sizes;  // (index in chunk, size)
+};
+
+// Decodes one chunk into columns that already exist (`col` points at `events` free slots) and
+// `extras`, touching nothing else: chunks can be decoded in parallel. Origins in `col.origin`
+// stay chunk-local until commit_chunk.
+bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint32_t events,
+                          const Trace::NewColumns& col, ChunkExtras& extras, DecodeScratch& scratch,
+                          std::string& error);
+// Merges a decoded chunk that starts at event `base` into the trace (origins, big sizes,
+// labels). Chunks must be committed in file order.
+bool commit_chunk(Trace& out, std::size_t base, std::uint32_t events, ChunkExtras& extras,
+                  std::string& error);
+
+// Both steps for one chunk appended at the end of `out`. On a malformed payload returns false with
+// `error` set, and leaves `out` as it was.
 bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t events, Trace& out,
                   DecodeScratch& scratch, std::string& error);
 

@@ -1,9 +1,11 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <thread>
 
 #include "alloclab/trace/alt.hpp"
 #include "alloclab/trace/error.hpp"
@@ -52,7 +54,6 @@ class AltLoader {
   Trace load(AltLoadStats& stats) {
     stats.file_bytes = bytes_.size();
     const std::size_t first_chunk = parse_header();
-    trace_.reserve(count_events_ahead(first_chunk));
     read_chunks(first_chunk, stats);
     return std::move(trace_);
   }
@@ -63,8 +64,8 @@ class AltLoader {
   }
 
   void warn(std::uint64_t offset, std::uint64_t chunk, const std::string& what) {
-    trace_.warnings.push_back(path_ + "@" + std::to_string(offset) + ", chunk " +
-                              std::to_string(chunk) + ": " + what);
+    warnings_.emplace_back(offset, path_ + "@" + std::to_string(offset) + ", chunk " +
+                                       std::to_string(chunk) + ": " + what);
   }
 
   std::size_t parse_header() {
@@ -95,20 +96,10 @@ class AltLoader {
       trace_.metadata = nlohmann::json::parse(bytes_.begin() + detail::alt_fixed_header_bytes,
                                               bytes_.begin() + header_end - 4);
     } catch (const nlohmann::json::exception& e) {
-      header_error(detail::alt_fixed_header_bytes, std::string("metadata is not JSON: ") + e.what());
+      header_error(detail::alt_fixed_header_bytes,
+                   std::string("metadata is not JSON: ") + e.what());
     }
     return header_end;
-  }
-
-  std::uint64_t count_events_ahead(std::size_t pos) const {
-    std::uint64_t events = 0;
-    ChunkHeader h;
-    while (pos + detail::alt_chunk_header_bytes <= bytes_.size() &&
-           parse_chunk_header(bytes_.data() + pos, h)) {
-      events += h.events;
-      pos += detail::alt_chunk_header_bytes + h.stored;
-    }
-    return events;
   }
 
   // Next offset after `pos` where a valid chunk header starts, or the file size.
@@ -119,24 +110,50 @@ class AltLoader {
     return bytes_.size();
   }
 
+  // One chunk whose header is intact and whose payload is all there.
+  struct ChunkJob {
+    std::size_t offset = 0;
+    std::uint64_t index = 0;
+    ChunkHeader header;
+    std::size_t base = 0;  // first event slot
+    std::string problem;   // set when decoding fails
+    detail::ChunkExtras extras;
+  };
+
   void read_chunks(std::size_t pos, AltLoadStats& stats) {
-    std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
-    std::vector<std::uint8_t> raw;
-    std::string error;
+    std::vector<ChunkJob> jobs = scan_chunks(pos, stats);
+    std::size_t total = trace_.size();
+    for (ChunkJob& job : jobs) {
+      job.base = total;
+      total += job.header.events;
+    }
+    trace_.extend(total - trace_.size());
+    decode_all(jobs);
+    commit_all(jobs, stats);
+    std::stable_sort(warnings_.begin(), warnings_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [offset, text] : warnings_) trace_.warnings.push_back(std::move(text));
+  }
+
+  // Walks the chunk headers: what can be decoded becomes a job, damage becomes a warning.
+  std::vector<ChunkJob> scan_chunks(std::size_t pos, AltLoadStats& stats) {
+    std::vector<ChunkJob> jobs;
     std::uint64_t chunk = 0;
     while (pos < bytes_.size()) {
       const std::size_t remaining = bytes_.size() - pos;
       if (remaining < detail::alt_chunk_header_bytes) {
-        warn(pos, chunk, "truncated chunk header (" + std::to_string(remaining) +
-                             " bytes); the rest of the file is ignored");
+        warn(pos, chunk,
+             "truncated chunk header (" + std::to_string(remaining) +
+                 " bytes); the rest of the file is ignored");
         ++stats.damaged_chunks;
-        return;
+        break;
       }
       ChunkHeader h;
       if (!parse_chunk_header(bytes_.data() + pos, h)) {
         const std::size_t next = resynchronise(pos);
-        warn(pos, chunk, "damaged chunk header; skipped " + std::to_string(next - pos) +
-                             " bytes to the next intact chunk");
+        warn(pos, chunk,
+             "damaged chunk header; skipped " + std::to_string(next - pos) +
+                 " bytes to the next intact chunk");
         ++stats.damaged_chunks;
         ++chunk;
         pos = next;
@@ -145,40 +162,90 @@ class AltLoader {
       ++stats.chunks;
       const std::size_t payload = pos + detail::alt_chunk_header_bytes;
       if (bytes_.size() - payload < h.stored) {
-        warn(pos, chunk, "truncated chunk (needs " + std::to_string(h.stored) + " bytes, " +
-                             std::to_string(bytes_.size() - payload) + " remain); " +
-                             std::to_string(h.events) + " events lost");
+        warn(pos, chunk,
+             "truncated chunk (needs " + std::to_string(h.stored) + " bytes, " +
+                 std::to_string(bytes_.size() - payload) + " remain); " + std::to_string(h.events) +
+                 " events lost");
         ++stats.damaged_chunks;
         stats.lost_events += h.events;
-        return;
+        break;
       }
-      const std::string problem = decode_one(bytes_.data() + payload, h, dctx.get(), raw, error);
-      if (!problem.empty()) {
-        warn(pos, chunk, problem + "; chunk skipped, " + std::to_string(h.events) + " events lost");
-        ++stats.damaged_chunks;
-        stats.lost_events += h.events;
-      }
+      ChunkJob job;
+      job.offset = pos;
+      job.index = chunk;
+      job.header = h;
+      jobs.push_back(std::move(job));
       pos = payload + h.stored;
       ++chunk;
     }
+    return jobs;
   }
 
-  std::string decode_one(const std::uint8_t* payload, const ChunkHeader& h, ZSTD_DCtx* dctx,
-                         std::vector<std::uint8_t>& raw, std::string& error) {
-    if (detail::crc32_of(payload, h.stored) != h.payload_crc) return "checksum mismatch";
+  // Chunks are independent, so they decode in parallel into their own slots.
+  void decode_all(std::vector<ChunkJob>& jobs) {
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+      std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+      std::vector<std::uint8_t> raw;
+      detail::DecodeScratch scratch;
+      for (std::size_t i; (i = next.fetch_add(1)) < jobs.size();)
+        decode_one(jobs[i], dctx.get(), raw, scratch);
+    };
+    const std::size_t threads = std::min<std::size_t>(
+        std::max(1u, std::thread::hardware_concurrency()), jobs.size() / 4 + 1);
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (std::thread& t : pool) t.join();
+  }
+
+  void decode_one(ChunkJob& job, ZSTD_DCtx* dctx, std::vector<std::uint8_t>& raw,
+                  detail::DecodeScratch& scratch) {
+    const ChunkHeader& h = job.header;
+    const std::uint8_t* payload = bytes_.data() + job.offset + detail::alt_chunk_header_bytes;
+    if (detail::crc32_of(payload, h.stored) != h.payload_crc) {
+      job.problem = "checksum mismatch";
+      return;
+    }
     raw.resize(h.raw);
     const std::size_t got = ZSTD_decompressDCtx(dctx, raw.data(), raw.size(), payload, h.stored);
-    if (ZSTD_isError(got)) return std::string("cannot decompress: ") + ZSTD_getErrorName(got);
-    if (got != h.raw) return "decompressed size differs from the chunk header";
-    if (!detail::decode_chunk(raw.data(), raw.size(), h.events, trace_, scratch_, error))
-      return "bad encoding: " + error;
-    return {};
+    if (ZSTD_isError(got)) {
+      job.problem = std::string("cannot decompress: ") + ZSTD_getErrorName(got);
+      return;
+    }
+    if (got != h.raw) {
+      job.problem = "decompressed size differs from the chunk header";
+      return;
+    }
+    std::string error;
+    if (!detail::decode_chunk_columns(raw.data(), raw.size(), h.events, trace_.columns_at(job.base),
+                                      job.extras, scratch, error))
+      job.problem = "bad encoding: " + error;
+  }
+
+  // In file order: merge each good chunk, drop the slots of each bad one.
+  void commit_all(std::vector<ChunkJob>& jobs, AltLoadStats& stats) {
+    std::size_t removed = 0;
+    std::string error;
+    for (ChunkJob& job : jobs) {
+      const std::size_t base = job.base - removed;
+      if (job.problem.empty() &&
+          !detail::commit_chunk(trace_, base, job.header.events, job.extras, error))
+        job.problem = error;
+      if (job.problem.empty()) continue;
+      warn(job.offset, job.index,
+           job.problem + "; chunk skipped, " + std::to_string(job.header.events) + " events lost");
+      ++stats.damaged_chunks;
+      stats.lost_events += job.header.events;
+      trace_.erase(base, base + job.header.events);
+      removed += job.header.events;
+    }
   }
 
   std::string path_;
   std::vector<std::uint8_t> bytes_;
   Trace trace_;
-  detail::DecodeScratch scratch_;
+  std::vector<std::pair<std::size_t, std::string>> warnings_;  // (offset, text)
 };
 
 }  // namespace

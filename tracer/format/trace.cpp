@@ -78,6 +78,23 @@ Trace::NewColumns Trace::extend(std::size_t n) {
           origin_.data() + base, attrs_.data() + base};
 }
 
+Trace::NewColumns Trace::columns_at(std::size_t first) {
+  return {time_ns_.data() + first, address_.data() + first, size32_.data() + first,
+          origin_.data() + first, attrs_.data() + first};
+}
+
+void Trace::erase(std::size_t first, std::size_t last) {
+  auto cut = [first, last](auto& column) {
+    column.erase(column.begin() + static_cast<std::ptrdiff_t>(first),
+                 column.begin() + static_cast<std::ptrdiff_t>(last));
+  };
+  cut(time_ns_);
+  cut(address_);
+  cut(size32_);
+  cut(origin_);
+  cut(attrs_);
+}
+
 void Trace::set_big_size(std::size_t i, std::uint64_t size) {
   size32_[i] = big_size_marker;
   big_sizes_.emplace_back(i, size);

@@ -81,6 +81,11 @@ class Trace {
     std::uint16_t* attrs;
   };
   NewColumns extend(std::size_t n);
+  // Column pointers at event `first` (for filling slots made by extend()).
+  NewColumns columns_at(std::size_t first);
+  // Removes events [first, last) (a damaged chunk found after its slots were made). Labels and
+  // big sizes must not have been set yet for events at or after `first`.
+  void erase(std::size_t first, std::size_t last);
   // For event i added by extend(), in increasing i.
   void set_big_size(std::size_t i, std::uint64_t size);
   static constexpr std::uint32_t big_size_marker = 0xFFFFFFFFu;

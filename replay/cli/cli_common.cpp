@@ -31,6 +31,9 @@ void add_all_commands(CLI::App& app) {
   add_generate_command(app);
   add_replay_command(app);
   add_strategies_command(app);
+  add_sweep_command(app);
+  add_merge_command(app);
+  add_advise_command(app);
 }
 
 LoadedTrace load_trace(const std::string& path, const std::string& format) {

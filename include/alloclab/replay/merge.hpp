@@ -1,0 +1,38 @@
+#pragma once
+// Joining reports: the shard reports of one sweep (`alloclab sweep --shard i/n`) into the report
+// the whole sweep would have written, or plain replay reports into one. A pure function over
+// parsed JSON; `alloclab merge` reads and writes the files. docs/report-schema.md ("Sweep and
+// advise reports") documents the merged report.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace alloclab {
+
+struct MergeInput {
+  std::string source;  // file name, used in every message
+  nlohmann::json report;
+};
+
+struct MergeOptions {
+  // Missing sweep points are not an error: the merged report says "partial": true.
+  bool allow_partial = false;
+  // Recorded as the merged report's command_line when not empty.
+  std::string command_line;
+};
+
+// Checks that every input is a report (object with schema_version, trace, results) with the
+// same schema_version and the same trace (summary "events" and "allocations") as the first,
+// and that either all or none are sweep reports. Sweep reports must have the same
+// "sweep.points"; their results are ordered by point index; a point given twice must have the
+// same result both times (timings aside); missing points are an error listing them unless
+// allow_partial. Plain reports have their results concatenated in input order.
+// Throws InputError naming the offending file and what is wrong.
+nlohmann::json merge_reports(const std::vector<MergeInput>& inputs,
+                             const MergeOptions& options = {});
+
+// "0, 3-5, 9" for {0, 3, 4, 5, 9}: at most `limit` runs are listed, then "and N more".
+std::string describe_indices(const std::vector<std::size_t>& indices, std::size_t limit = 20);
+
+}  // namespace alloclab

@@ -1,0 +1,112 @@
+// `alloclab sweep TRACE -s TEMPLATE [-s TEMPLATE ...] [--shard i/n]`: replays every point of
+// spec templates such as `fifo-shrink:max={1MiB..4GiB:x2}` (sweep.hpp has the forms).
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "alloclab/replay/report.hpp"
+#include "alloclab/replay/sweep.hpp"
+#include "cli_common.hpp"
+#include "progress.hpp"
+
+namespace alloclab::cli {
+namespace {
+
+struct SweepCommand {
+  std::string path;
+  std::string format;
+  std::vector<std::string> templates;
+  std::string json_out;
+  std::string csv_out;
+  std::size_t jobs = 0;
+  std::string shard = "0/1";
+};
+
+void print_sweep_table(const SweepRun& run) {
+  std::size_t width = 8;
+  for (const StrategyResult& r : run.results) width = std::max(width, r.strategy.size());
+  const int w = static_cast<int>(std::min<std::size_t>(width, 56));
+  std::printf("%6s  %-*s %8s %13s %11s %10s\n", "point", w, "strategy", "hit rate", "peak reserved",
+              "up allocs", "evictions");
+  for (std::size_t k = 0; k < run.results.size(); ++k) {
+    const Metrics& m = run.results[k].metrics;
+    std::printf("%6zu  %-*s %7.2f%% %13s %11s %10s\n", run.point_indices[k], w,
+                run.results[k].strategy.c_str(), 100.0 * m.hit_rate(),
+                human_bytes(m.peak_reserved_bytes).c_str(), grouped(m.upstream_allocs).c_str(),
+                grouped(m.evictions).c_str());
+    if (m.failed_requests)
+      std::printf("%6s  %-*s   ^ %s requests failed (upstream out of memory)\n", "", w, "",
+                  grouped(m.failed_requests).c_str());
+  }
+}
+
+void run_sweep_command(const SweepCommand& cmd, const std::string& command_line) {
+  // Templates, specs and the shard are checked before the trace is read: a typo fails at once.
+  SweepRun run = plan_sweep(cmd.templates, parse_shard(cmd.shard));
+
+  LoadedTrace loaded = load_trace(cmd.path, cmd.format);
+  const ResolvedTrace resolved = resolve(loaded.trace);
+  TraceSummary summary = summarize(loaded.trace, resolved);
+  summary.source = cmd.path;
+  summary.file_bytes = loaded.file_bytes;
+  loaded.trace.clear();
+
+  ReplayOptions options;
+  InterruptGuard interrupt;
+  options.cancel = &interrupt.flag();
+  ProgressBar progress("sweep", resolved.ops.size() * run.point_indices.size());
+  options.progress = &progress.counter();
+  replay_sweep(resolved, run, options, cmd.jobs);
+  if (run.interrupted || interrupt.interrupted()) {
+    std::fprintf(stderr, "alloclab: interrupted; no report written\n");
+    set_exit_status(130);
+    return;
+  }
+
+  if (resolved.implicit_run)
+    std::printf("(no run markers in the trace: it is replayed as one run)\n");
+  std::printf("%zu points in all", run.points.size());
+  if (run.shard.count > 1)
+    std::printf("; shard %zu/%zu replays %zu of them", run.shard.index, run.shard.count,
+                run.point_indices.size());
+  std::printf("\n");
+  print_sweep_table(run);
+
+  ReportContext context;
+  context.command_line = command_line;
+  if (!cmd.json_out.empty()) {
+    std::ofstream out(cmd.json_out);
+    out << make_sweep_report(summary, run, context).dump(1) << '\n';
+    if (!out) throw std::runtime_error("cannot write " + cmd.json_out);
+  }
+  if (!cmd.csv_out.empty()) {
+    std::ofstream out(cmd.csv_out);
+    write_sweep_csv(out, run);
+    if (!out) throw std::runtime_error("cannot write " + cmd.csv_out);
+  }
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app) {
+  auto cmd = std::make_shared<SweepCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "sweep", "Replay every point of spec templates such as fifo-shrink:max={1MiB..4GiB:x2}");
+  sub->add_option("trace", cmd->path, "trace file")->required();
+  sub->add_option("-s,--strategy", cmd->templates,
+                  "spec template (repeatable): {a..b:xK} multiplies, {a..b:+K} adds, {x,y,z} "
+                  "lists; a spec without braces is one point")
+      ->required();
+  sub->add_option("--json", cmd->json_out, "write the JSON report (with a \"sweep\" object) here");
+  sub->add_option("--csv", cmd->csv_out, "write one CSV row per point here (first column: point)");
+  sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)");
+  sub->add_option("--shard", cmd->shard,
+                  "replay only shard i of n (0-based): the points k with k % n == i; join the "
+                  "shard reports with `alloclab merge`");
+  sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch");
+  sub->callback([cmd] { run_sweep_command(*cmd, command_line()); });
+}
+
+}  // namespace alloclab::cli

@@ -1,0 +1,159 @@
+// End-to-end checks of `alloclab sweep`, `merge` and `advise`: sharded sweeps merge to the full
+// sweep, bad input is one line and exit status 2.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <sys/wait.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  Result r;
+  const std::string command = std::string(ALLOCLAB_CLI) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::array<char, 4096> buffer;
+  std::size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.output.append(buffer.data(), n);
+  const int raw = pclose(pipe);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return r;
+}
+
+// A fresh directory per test, removed at the end.
+class SweepCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("alloclab-sweep-cli-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::filesystem::path dir_;
+};
+
+const std::string kTrace = std::string(ALLOCLAB_TRACES_DIR) + "/cnn-inference.alt";
+const std::string kTemplates =
+    "-s exact -s 'fifo-shrink:match={exact,best-fit},max={256KiB..16MiB:x2}'";
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+nlohmann::json results_without_timing(const nlohmann::json& report) {
+  nlohmann::json results = report.at("results");
+  for (nlohmann::json& r : results) r.erase("timing");
+  return results;
+}
+
+TEST_F(SweepCli, shards_merged_equal_the_full_sweep) {
+  const Result full =
+      run("sweep " + kTrace + " " + kTemplates + " -j 2 --json " + path("full.json"));
+  ASSERT_EQ(full.status, 0) << full.output;
+  EXPECT_NE(full.output.find("15 points in all"), std::string::npos) << full.output;
+  for (const char* shard : {"0", "1"}) {
+    const Result r = run("sweep " + kTrace + " " + kTemplates + " --shard " + shard + "/2 --json " +
+                         path(std::string("shard") + shard + ".json"));
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find(std::string("shard ") + shard + "/2 replays"), std::string::npos)
+        << r.output;
+  }
+  const Result merged =
+      run("merge " + path("merged.json") + " " + path("shard1.json") + " " + path("shard0.json"));
+  ASSERT_EQ(merged.status, 0) << merged.output;
+  EXPECT_NE(merged.output.find("fifo-shrink:match=best-fit,max=16MiB"), std::string::npos);
+
+  const nlohmann::json a = read_json(path("full.json"));
+  const nlohmann::json b = read_json(path("merged.json"));
+  EXPECT_EQ(results_without_timing(a), results_without_timing(b));
+  EXPECT_EQ(a["sweep"]["points"], b["sweep"]["points"]);
+  EXPECT_EQ(a["sweep"]["point_indices"], b["sweep"]["point_indices"]);
+  EXPECT_EQ(a["sweep"]["templates"],
+            (nlohmann::json{"exact", "fifo-shrink:match={exact,best-fit},max={256KiB..16MiB:x2}"}));
+  EXPECT_EQ(b["partial"], false);
+}
+
+TEST_F(SweepCli, merge_with_a_missing_shard_fails_unless_partial_is_allowed) {
+  ASSERT_EQ(
+      run("sweep " + kTrace + " " + kTemplates + " --shard 0/3 --json " + path("s0.json")).status,
+      0);
+  const Result missing = run("merge " + path("m.json") + " " + path("s0.json"));
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.output.find("10 of 15 sweep points have no result: 1-2, 4-5"),
+            std::string::npos)
+      << missing.output;
+  const Result partial = run("merge --allow-partial " + path("m.json") + " " + path("s0.json"));
+  ASSERT_EQ(partial.status, 0) << partial.output;
+  EXPECT_EQ(read_json(path("m.json"))["partial"], true);
+  // The output exists now: merge refuses to overwrite it unless told.
+  const Result again = run("merge --allow-partial " + path("m.json") + " " + path("s0.json"));
+  EXPECT_EQ(again.status, 2);
+  EXPECT_NE(again.output.find("already exists"), std::string::npos) << again.output;
+  EXPECT_EQ(run("merge -f --allow-partial " + path("m.json") + " " + path("s0.json")).status, 0);
+}
+
+TEST_F(SweepCli, bad_template_is_one_line_and_exit_status_2) {
+  const Result r = run("sweep " + kTrace + " -s 'fifo-shrink:max={4GiB..1MiB:x2}'");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.output.rfind("alloclab: error: sweep template 'fifo-shrink:max={4GiB..1MiB:x2}', "
+                           "group 1 '{4GiB..1MiB:x2}': start a (4GiB) is greater than end b "
+                           "(1MiB); accepted forms: ",
+                           0),
+            0u)
+      << r.output;
+  EXPECT_EQ(r.output.find('\n'), r.output.size() - 1) << r.output;
+}
+
+TEST_F(SweepCli, bad_shard_and_bad_point_are_exit_status_2) {
+  const Result shard = run("sweep " + kTrace + " -s exact --shard 2/2");
+  EXPECT_EQ(shard.status, 2);
+  EXPECT_NE(shard.output.find("invalid shard '2/2'"), std::string::npos) << shard.output;
+  const Result point = run("sweep " + kTrace + " -s 'fifo-shrink:maxx={1MiB..2MiB:x2}'");
+  EXPECT_EQ(point.status, 2);
+  EXPECT_NE(point.output.find("sweep point 0 'fifo-shrink:maxx=1MiB'"), std::string::npos)
+      << point.output;
+}
+
+TEST_F(SweepCli, csv_has_a_leading_point_column) {
+  ASSERT_EQ(
+      run("sweep " + kTrace + " " + kTemplates + " --shard 1/2 --csv " + path("s.csv")).status, 0);
+  std::ifstream in(path("s.csv"));
+  std::string header, first;
+  std::getline(in, header);
+  std::getline(in, first);
+  EXPECT_EQ(header.rfind("point,strategy,requests,", 0), 0u) << header;
+  EXPECT_EQ(first.rfind("1,\"fifo-shrink:match=exact,max=256KiB\",", 0), 0u) << first;
+}
+
+TEST_F(SweepCli, advise_answers_in_plain_language_and_json) {
+  const Result r = run("advise " + std::string(ALLOCLAB_TRACES_DIR) + "/tiny.csv -j 2 --json " +
+                       path("advice.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("fifo-shrink:max=3136KiB keeps 100.0% of exact's hit rate"),
+            std::string::npos)
+      << r.output;
+  const nlohmann::json j = read_json(path("advice.json"));
+  ASSERT_EQ(j["advice"].size(), 2u);
+  EXPECT_EQ(j["advice"][1]["recommended"]["strategy"], "fifo-shrink:match=best-fit,max=2112KiB");
+  EXPECT_EQ(j["target"], 0.99);
+  const Result bad = run("advise " + std::string(ALLOCLAB_TRACES_DIR) + "/tiny.csv --target 2");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.output.find("out of range"), std::string::npos) << bad.output;
+}
+
+}  // namespace

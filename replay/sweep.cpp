@@ -29,16 +29,6 @@ constexpr std::string_view kForms =
     "step 1), {x,y,z} (a list of verbatim items); a, b and K are sizes such as 64MiB or plain "
     "numbers such as 1.25";
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
-  return text;
-}
-
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
@@ -62,18 +52,15 @@ bool has_fraction(std::string_view text) {
   return text.find('.') != std::string_view::npos;
 }
 
-std::string in_quotes(std::string_view text) {
-  return "'" + std::string(text) + "'";
-}
-
 // The error of one group: "sweep template 'T', group N '{body}': why; accepted forms: ...".
 class GroupContext {
  public:
   GroupContext(std::string_view tmpl, std::size_t number, std::string_view body)
       : tmpl_(tmpl), number_(number), body_(body) {}
   [[noreturn]] void fail(const std::string& why) const {
-    throw SpecError("sweep template " + in_quotes(tmpl_) + ", group " + std::to_string(number_) +
-                    " '{" + std::string(body_) + "}': " + why + "; " + std::string(kForms));
+    throw SpecError("sweep template " + single_quoted(tmpl_) + ", group " +
+                    std::to_string(number_) + " '{" + std::string(body_) + "}': " + why + "; " +
+                    std::string(kForms));
   }
 
  private:
@@ -223,10 +210,10 @@ std::vector<std::string> decimal_range(std::string_view a_text, std::string_view
 
 std::vector<std::string> expand_range(std::string_view body, std::size_t dots,
                                       const GroupContext& ctx) {
-  const std::string_view a_text = trim(body.substr(0, dots));
+  const std::string_view a_text = trim_spaces(body.substr(0, dots));
   const std::string_view rest = body.substr(dots + 2);
   const std::size_t colon = rest.find(':');
-  const std::string_view b_text = trim(rest.substr(0, colon));
+  const std::string_view b_text = trim_spaces(rest.substr(0, colon));
   if (a_text.empty()) ctx.fail("the range has no start a before '..'");
   if (b_text.empty()) ctx.fail("the range has no end b after '..'");
   char kind = '+';
@@ -235,13 +222,13 @@ std::vector<std::string> expand_range(std::string_view body, std::size_t dots,
     if (!is_whole(a_text) || !is_whole(b_text))
       ctx.fail("a range without a step is for whole numbers only; give a step, :xK or :+K");
   } else {
-    const std::string_view step = trim(rest.substr(colon + 1));
+    const std::string_view step = trim_spaces(rest.substr(colon + 1));
     if (step.empty()) ctx.fail("':' is not followed by a step (xK or +K)");
     if (step.front() != 'x' && step.front() != '+')
-      ctx.fail("step " + in_quotes(step) + " must start with x (multiply by K) or + (add K)");
+      ctx.fail("step " + single_quoted(step) + " must start with x (multiply by K) or + (add K)");
     kind = step.front();
-    k_text = trim(step.substr(1));
-    if (k_text.empty()) ctx.fail("step " + in_quotes(step) + " has no K after '" + kind + "'");
+    k_text = trim_spaces(step.substr(1));
+    if (k_text.empty()) ctx.fail("step " + single_quoted(step) + " has no K after '" + kind + "'");
   }
 
   const bool plain = is_plain_decimal(a_text) && is_plain_decimal(b_text);
@@ -271,7 +258,7 @@ std::vector<std::string> expand_range(std::string_view body, std::size_t dots,
 }
 
 std::vector<std::string> expand_group(std::string_view body, const GroupContext& ctx) {
-  if (trim(body).empty()) ctx.fail("the group is empty");
+  if (trim_spaces(body).empty()) ctx.fail("the group is empty");
   const std::size_t dots = body.find("..");
   if (dots != std::string_view::npos) return expand_range(body, dots, ctx);
   std::vector<std::string> items;
@@ -293,7 +280,8 @@ struct Parsed {
 
 Parsed parse_template(std::string_view tmpl) {
   auto fail = [&](const std::string& why) {
-    throw SpecError("sweep template " + in_quotes(tmpl) + ": " + why + "; " + std::string(kForms));
+    throw SpecError("sweep template " + single_quoted(tmpl) + ": " + why + "; " +
+                    std::string(kForms));
   };
   Parsed parsed;
   parsed.literals.emplace_back();
@@ -342,7 +330,7 @@ std::vector<std::string> expand_sweep(std::string_view spec_template) {
   std::size_t total = 1;
   for (const auto& group : parsed.groups) {
     if (total > max_sweep_points / group.size())
-      throw SpecError("sweep template " + in_quotes(spec_template) + " expands to more than " +
+      throw SpecError("sweep template " + single_quoted(spec_template) + " expands to more than " +
                       std::to_string(max_sweep_points) + " points; split it or use coarser steps");
     total *= group.size();
   }
@@ -369,8 +357,8 @@ std::vector<std::string> expand_sweeps(const std::vector<std::string>& templates
     std::vector<std::string> more = expand_sweep(t);
     if (points.size() + more.size() > max_sweep_points)
       throw SpecError("the sweep templates together expand to more than " +
-                      std::to_string(max_sweep_points) + " points (at template " + in_quotes(t) +
-                      "); split the sweep");
+                      std::to_string(max_sweep_points) + " points (at template " +
+                      single_quoted(t) + "); split the sweep");
     points.insert(points.end(), std::make_move_iterator(more.begin()),
                   std::make_move_iterator(more.end()));
   }
@@ -378,9 +366,9 @@ std::vector<std::string> expand_sweeps(const std::vector<std::string>& templates
 }
 
 Shard parse_shard(std::string_view text) {
-  const std::string_view t = trim(text);
+  const std::string_view t = trim_spaces(text);
   auto fail = [&](const std::string& why) {
-    throw SpecError("invalid shard " + in_quotes(t) + ": " + why +
+    throw SpecError("invalid shard " + single_quoted(t) + ": " + why +
                     " (expected i/n, whole numbers with 0 <= i < n: shard 0/4 is the first of "
                     "four, 3/4 the last)");
   };
@@ -390,12 +378,12 @@ Shard parse_shard(std::string_view text) {
     std::size_t value = 0;
     const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
     if (!is_whole(part) || ec != std::errc() || ptr != part.data() + part.size())
-      fail(std::string(what) + " " + in_quotes(part) + " is not a whole number");
+      fail(std::string(what) + " " + single_quoted(part) + " is not a whole number");
     return value;
   };
   Shard shard;
-  shard.index = number(trim(t.substr(0, slash)), "index");
-  shard.count = number(trim(t.substr(slash + 1)), "count");
+  shard.index = number(trim_spaces(t.substr(0, slash)), "index");
+  shard.count = number(trim_spaces(t.substr(slash + 1)), "count");
   if (shard.count == 0) fail("the count n must be at least 1");
   if (shard.index >= shard.count)
     fail("the index must be less than the count (shards are numbered from 0)");
@@ -415,7 +403,7 @@ void check_specs(const std::vector<std::string>& specs) {
       SimUpstream upstream;
       (void)make_strategy(specs[i], upstream);
     } catch (const SpecError& e) {
-      throw SpecError("sweep point " + std::to_string(i) + " " + in_quotes(specs[i]) + ": " +
+      throw SpecError("sweep point " + std::to_string(i) + " " + single_quoted(specs[i]) + ": " +
                       e.what());
     }
   }

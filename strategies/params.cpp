@@ -22,28 +22,8 @@ constexpr std::string_view kSizeHelp =
     "expected a byte count with an optional unit: B, KB MB GB TB (powers of 1000), "
     "KiB MiB GiB TiB (powers of 1024), the B may be left out; e.g. 1048576, 64MiB, 1.5GB";
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
-  return text;
-}
-
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
-}
-
-std::string quoted(std::string_view text) {
-  // Built with appends: GCC 12 at -O3 reports a false -Wrestrict for "'" + std::string(...).
-  std::string out;
-  out.reserve(text.size() + 2);
-  out += '\'';
-  out += text;
-  out += '\'';
-  return out;
 }
 
 std::string join(const std::vector<std::string>& items) {
@@ -124,13 +104,32 @@ constexpr Unit kUnits[] = {
 };
 
 SpecError size_error(std::string_view text, std::string_view why) {
-  return SpecError("invalid size " + quoted(text) + ": " + std::string(why));
+  return SpecError("invalid size " + single_quoted(text) + ": " + std::string(why));
 }
 
 }  // namespace
 
+std::string_view trim_spaces(std::string_view text) {
+  auto is_space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+  };
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+std::string single_quoted(std::string_view text) {
+  // Built with appends: GCC 12 at -O3 reports a false -Wrestrict for "'" + std::string(...).
+  std::string out;
+  out.reserve(text.size() + 2);
+  out += '\'';
+  out += text;
+  out += '\'';
+  return out;
+}
+
 std::uint64_t parse_size(std::string_view text) {
-  const std::string_view t = trim(text);
+  const std::string_view t = trim_spaces(text);
   if (t.empty()) throw size_error(text, std::string("empty; ") + std::string(kSizeHelp));
   if (t.front() == '-') throw size_error(t, "sizes cannot be negative");
   if (t == "unlimited" || t == "inf" || t == "infinity" || t == "none") {
@@ -149,7 +148,7 @@ std::uint64_t parse_size(std::string_view text) {
     if (candidate.suffix == suffix) unit = &candidate;
   }
   if (unit == nullptr)
-    throw size_error(t, "unknown unit " + quoted(suffix) + "; " + std::string(kSizeHelp));
+    throw size_error(t, "unknown unit " + single_quoted(suffix) + "; " + std::string(kSizeHelp));
 
   const U128 scaled_fraction = U128{number.fraction} * unit->multiplier;
   const std::uint64_t scale = pow10(number.decimals);
@@ -165,9 +164,9 @@ std::uint64_t Ratio::max_capacity(std::uint64_t request) const {
 }
 
 Ratio parse_ratio(std::string_view text) {
-  const std::string_view t = trim(text);
+  const std::string_view t = trim_spaces(text);
   auto error = [&](std::string_view why) {
-    return SpecError("invalid number " + quoted(t) + ": " + std::string(why));
+    return SpecError("invalid number " + single_quoted(t) + ": " + std::string(why));
   };
   if (!t.empty() && t.front() == '-') throw error("it cannot be negative");
   Decimal number;
@@ -184,45 +183,46 @@ Ratio parse_ratio(std::string_view text) {
 }
 
 ParsedSpec split_spec(std::string_view spec) {
-  const std::string_view s = trim(spec);
-  const std::string shown = quoted(s);
+  const std::string_view s = trim_spaces(spec);
+  const std::string shown = single_quoted(s);
   if (s.empty()) {
     throw SpecError("empty strategy spec (expected 'name' or 'name:key=value,...')");
   }
   ParsedSpec parsed;
   const std::size_t colon = s.find(':');
-  parsed.name = std::string(trim(s.substr(0, colon)));
+  parsed.name = std::string(trim_spaces(s.substr(0, colon)));
   if (parsed.name.empty()) throw SpecError("strategy spec " + shown + " has no name before ':'");
   if (colon == std::string_view::npos) return parsed;
 
   std::string_view rest = s.substr(colon + 1);
-  if (trim(rest).empty()) {
+  if (trim_spaces(rest).empty()) {
     throw SpecError("strategy spec " + shown + " has ':' but no parameters (write '" + parsed.name +
                     "' alone or '" + parsed.name + ":key=value')");
   }
   while (true) {
     const std::size_t comma = rest.find(',');
-    const std::string_view item = trim(rest.substr(0, comma));
+    const std::string_view item = trim_spaces(rest.substr(0, comma));
     if (item.empty()) {
       throw SpecError("strategy spec " + shown + " has an empty parameter (a stray ',')");
     }
     const std::size_t eq = item.find('=');
     if (eq == std::string_view::npos) {
-      throw SpecError("strategy spec " + shown + ": parameter " + quoted(item) +
+      throw SpecError("strategy spec " + shown + ": parameter " + single_quoted(item) +
                       " has no value (expected key=value)");
     }
-    const std::string_view key = trim(item.substr(0, eq));
-    const std::string_view value = trim(item.substr(eq + 1));
+    const std::string_view key = trim_spaces(item.substr(0, eq));
+    const std::string_view value = trim_spaces(item.substr(eq + 1));
     if (key.empty()) {
-      throw SpecError("strategy spec " + shown + ": parameter " + quoted(item) + " has no key");
+      throw SpecError("strategy spec " + shown + ": parameter " + single_quoted(item) +
+                      " has no key");
     }
     if (value.empty()) {
-      throw SpecError("strategy spec " + shown + ": parameter " + quoted(key) +
+      throw SpecError("strategy spec " + shown + ": parameter " + single_quoted(key) +
                       " has an empty value");
     }
     for (const auto& [seen, unused] : parsed.params) {
       if (seen == key) {
-        throw SpecError("strategy spec " + shown + ": parameter " + quoted(key) +
+        throw SpecError("strategy spec " + shown + ": parameter " + single_quoted(key) +
                         " is given twice");
       }
     }
@@ -241,10 +241,10 @@ void StrategyParams::check_keys(const std::vector<std::string>& accepted) const 
   for (const auto& [key, value] : params_) {
     if (std::find(accepted.begin(), accepted.end(), key) != accepted.end()) continue;
     if (accepted.empty()) {
-      throw SpecError(strategy_ + ": unknown parameter " + quoted(key) + " (" + strategy_ +
+      throw SpecError(strategy_ + ": unknown parameter " + single_quoted(key) + " (" + strategy_ +
                       " takes no parameters)");
     }
-    throw SpecError(strategy_ + ": unknown parameter " + quoted(key) +
+    throw SpecError(strategy_ + ": unknown parameter " + single_quoted(key) +
                     " (accepted: " + join(accepted) + ")");
   }
 }
@@ -264,8 +264,8 @@ namespace {
 
 SpecError value_error(const std::string& strategy, std::string_view key, std::string_view value,
                       std::string_view expected) {
-  return SpecError(strategy + ": bad value " + quoted(value) + " for " + quoted(key) + ": " +
-                   std::string(expected));
+  return SpecError(strategy + ": bad value " + single_quoted(value) + " for " + single_quoted(key) +
+                   ": " + std::string(expected));
 }
 
 }  // namespace

@@ -24,26 +24,6 @@ constexpr std::size_t kTableSizeV1 =
 // Big enough for any sensible one-line message; a longer one is cut, never overrun.
 constexpr std::size_t kErrorBufferSize = 1024;
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
-  return text;
-}
-
-std::string in_quotes(std::string_view text) {
-  // Built with appends: GCC 12 at -O3 reports a false -Wrestrict for "'" + std::string(...).
-  std::string out;
-  out.reserve(text.size() + 2);
-  out += '\'';
-  out += text;
-  out += '\'';
-  return out;
-}
-
 std::string last_dl_error() {
   const char* text = dlerror();
   return text != nullptr ? text : "unknown error";
@@ -60,22 +40,22 @@ struct RequiredFunction {
 // ---- the spec -----------------------------------------------------------------------------------
 
 bool is_plugin_spec(std::string_view spec) {
-  const std::string_view s = trim(spec);
-  return trim(s.substr(0, s.find(':'))) == "plugin";
+  const std::string_view s = trim_spaces(spec);
+  return trim_spaces(s.substr(0, s.find(':'))) == "plugin";
 }
 
 ParsedSpec split_plugin_spec(std::string_view spec) {
-  const std::string_view s = trim(spec);
+  const std::string_view s = trim_spaces(spec);
   if (!is_plugin_spec(s)) {
     throw std::invalid_argument("split_plugin_spec: not a plugin spec: " + std::string(s));
   }
   const std::size_t colon = s.find(':');
   const std::string_view rest = colon == std::string_view::npos ? "" : s.substr(colon + 1);
   const std::size_t comma = rest.find(',');
-  std::string_view path = trim(rest.substr(0, comma));
-  if (path.substr(0, 5) == "path=") path = trim(path.substr(5));
+  std::string_view path = trim_spaces(rest.substr(0, comma));
+  if (path.substr(0, 5) == "path=") path = trim_spaces(path.substr(5));
   if (path.empty()) {
-    throw SpecError("strategy spec " + in_quotes(s) + " names no plug-in library (" +
+    throw SpecError("strategy spec " + single_quoted(s) + " names no plug-in library (" +
                     std::string(kUsage) + ")");
   }
   ParsedSpec parsed;
@@ -83,9 +63,9 @@ ParsedSpec split_plugin_spec(std::string_view spec) {
   parsed.params.emplace_back("path", std::string(path));
   if (comma == std::string_view::npos) return parsed;
 
-  const std::string_view tail = trim(rest.substr(comma + 1));
+  const std::string_view tail = trim_spaces(rest.substr(comma + 1));
   if (tail.empty()) {
-    throw SpecError("strategy spec " + in_quotes(s) + " has an empty parameter (a stray ',')");
+    throw SpecError("strategy spec " + single_quoted(s) + " has an empty parameter (a stray ',')");
   }
   // The parameters after the path follow the ordinary syntax: let split_spec read them, and show
   // the user's own spec in its messages rather than the shortened one it was given.
@@ -95,13 +75,13 @@ ParsedSpec split_plugin_spec(std::string_view spec) {
     others = split_spec(shortened);
   } catch (const SpecError& e) {
     std::string what = e.what();
-    const std::size_t at = what.find(in_quotes(shortened));
-    if (at != std::string::npos) what.replace(at, shortened.size() + 2, in_quotes(s));
+    const std::size_t at = what.find(single_quoted(shortened));
+    if (at != std::string::npos) what.replace(at, shortened.size() + 2, single_quoted(s));
     throw SpecError(what);
   }
   for (auto& [key, value] : others.params) {
     if (key == "path") {
-      throw SpecError("strategy spec " + in_quotes(s) + ": the plug-in library is given twice");
+      throw SpecError("strategy spec " + single_quoted(s) + ": the plug-in library is given twice");
     }
     parsed.params.emplace_back(std::move(key), std::move(value));
   }
@@ -122,7 +102,7 @@ std::unique_ptr<Strategy> make_plugin_strategy(const StrategyParams& params, Ups
 // ---- the library --------------------------------------------------------------------------------
 
 std::shared_ptr<const PluginLibrary> PluginLibrary::open(const std::string& path) {
-  const std::string shown = in_quotes(path);
+  const std::string shown = single_quoted(path);
   std::error_code ec;
   const std::filesystem::file_status status = std::filesystem::status(path, ec);
   if (!std::filesystem::exists(status)) {
@@ -165,7 +145,7 @@ std::shared_ptr<const PluginLibrary> PluginLibrary::open(const std::string& path
   if (table->name == nullptr || *table->name == '\0') {
     throw SpecError("plugin " + shown + ": its table has no name");
   }
-  const std::string named = "plugin " + in_quotes(table->name) + " (" + path + ")";
+  const std::string named = "plugin " + single_quoted(table->name) + " (" + path + ")";
   const RequiredFunction required[] = {
       {"create", table->create != nullptr},         {"allocate", table->allocate != nullptr},
       {"deallocate", table->deallocate != nullptr}, {"begin_run", table->begin_run != nullptr},

@@ -2,7 +2,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
 
 #include "alloclab/interchange/formats.hpp"
 #include "alloclab/trace/alt.hpp"
@@ -20,10 +24,16 @@ void set_command_line(int argc, char** argv) {
     g_command_line += argv[i];
   }
 }
-const std::string& command_line() { return g_command_line; }
+const std::string& command_line() {
+  return g_command_line;
+}
 
-int exit_status() { return g_exit_status; }
-void set_exit_status(int status) { g_exit_status = status; }
+int exit_status() {
+  return g_exit_status;
+}
+void set_exit_status(int status) {
+  g_exit_status = status;
+}
 
 void add_all_commands(CLI::App& app) {
   add_info_command(app);
@@ -56,6 +66,29 @@ LoadedTrace load_trace(const std::string& path, const std::string& format) {
   for (const std::string& warning : loaded.trace.warnings)
     std::fprintf(stderr, "alloclab: warning: %s\n", warning.c_str());
   return loaded;
+}
+
+void write_output(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  const std::string temporary = path + ".partial";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+    write(out);
+    out.flush();
+    if (!out) {
+      std::remove(temporary.c_str());
+      throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(temporary.c_str());
+    throw std::runtime_error("cannot write " + path + ": " + why);
+  }
+}
+
+void write_json_output(const std::string& path, const nlohmann::json& value) {
+  write_output(path, [&](std::ostream& out) { out << value.dump(1) << '\n'; });
 }
 
 std::string human_bytes(std::uint64_t bytes) {

@@ -1,8 +1,12 @@
 #pragma once
 // What every subcommand shares: loading a trace of any supported format, number formatting.
 #include <cstdint>
+#include <functional>
+#include <iosfwd>
 #include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "alloclab/trace/trace.hpp"
 
@@ -20,6 +24,11 @@ struct LoadedTrace {
 // Reads a trace in any format alloclab reads; `format` overrides detection by extension.
 // Prints load warnings to stderr (a truncated .alt still loads, loudly).
 LoadedTrace load_trace(const std::string& path, const std::string& format = {});
+
+// Writes an output file whole or not at all: into a temporary file beside it, renamed over
+// `path` once complete, so an interrupted or failed write never leaves a half report.
+void write_output(const std::string& path, const std::function<void(std::ostream&)>& write);
+void write_json_output(const std::string& path, const nlohmann::json& value);
 
 // "1.50 MiB", "512 B".
 std::string human_bytes(std::uint64_t bytes);

@@ -81,9 +81,8 @@ void run_advise(const AdviseCommand& cmd, const std::string& command_line) {
   if (!cmd.json_out.empty()) {
     ReportContext context;
     context.command_line = command_line;
-    std::ofstream out(cmd.json_out);
-    out << make_advice_report(summary, outcome.advice, cmd.target, context).dump(1) << '\n';
-    if (!out) throw std::runtime_error("cannot write " + cmd.json_out);
+    write_json_output(cmd.json_out,
+                      make_advice_report(summary, outcome.advice, cmd.target, context));
   }
 }
 

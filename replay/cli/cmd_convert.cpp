@@ -28,8 +28,7 @@ void run_convert(const ConvertOptions& options) {
   }
   write_trace(loaded.trace, options.output, to);
   std::fprintf(stderr, "alloclab: converted %s events: %s -> %s\n",
-               grouped(loaded.trace.size()).c_str(), options.input.c_str(),
-               options.output.c_str());
+               grouped(loaded.trace.size()).c_str(), options.input.c_str(), options.output.c_str());
 }
 
 }  // namespace

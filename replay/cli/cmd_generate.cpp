@@ -21,8 +21,9 @@ struct GenerateOptions {
 void run_generate(const GenerateOptions& options) {
   SyntheticOptions synthetic;
   const auto shape = parse_synthetic_shape(options.shape);
-  if (!shape) throw std::invalid_argument("unknown shape '" + options.shape +
-                                          "' (accepted: cnn, transformer, random)");
+  if (!shape)
+    throw std::invalid_argument("unknown shape '" + options.shape +
+                                "' (accepted: cnn, transformer, random)");
   synthetic.shape = *shape;
   synthetic.runs = options.runs;
   synthetic.seed = options.seed;
@@ -37,12 +38,13 @@ void run_generate(const GenerateOptions& options) {
 
 void add_generate_command(CLI::App& app) {
   auto options = std::make_shared<GenerateOptions>();
-  CLI::App* cmd =
-      app.add_subcommand("generate", "Write a deterministic synthetic trace shaped like a workload");
+  CLI::App* cmd = app.add_subcommand(
+      "generate", "Write a deterministic synthetic trace shaped like a workload");
   cmd->add_option("-o,--output", options->output, "output file (.alt, .csv, .csv.gz, .json)")
       ->required();
   cmd->add_option("--shape", options->shape, "cnn, transformer or random")->capture_default_str();
-  cmd->add_option("--runs", options->runs, "number of runs (forward passes)")->capture_default_str();
+  cmd->add_option("--runs", options->runs, "number of runs (forward passes)")
+      ->capture_default_str();
   cmd->add_option("--events", options->events, "generate at least this many events instead");
   cmd->add_option("--seed", options->seed, "random seed")->capture_default_str();
   cmd->callback([options] { run_generate(*options); });

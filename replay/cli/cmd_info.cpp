@@ -58,11 +58,12 @@ void print_text(const TraceSummary& s) {
   std::printf("peak live    %s at +%s\n", human_bytes(s.peak_live_bytes).c_str(),
               human_duration(s.peak_live_time_ns - s.first_time_ns).c_str());
   const Anomalies& a = s.anomalies;
-  std::printf("anomalies    %s (free of unknown address %s, double free %s, alloc over live %s, "
-              "nested run_begin %s, run_end outside run %s)\n",
-              grouped(a.total()).c_str(), grouped(a.free_unknown).c_str(),
-              grouped(a.double_free).c_str(), grouped(a.alloc_over_live).c_str(),
-              grouped(a.nested_run_begin).c_str(), grouped(a.run_end_outside_run).c_str());
+  std::printf(
+      "anomalies    %s (free of unknown address %s, double free %s, alloc over live %s, "
+      "nested run_begin %s, run_end outside run %s)\n",
+      grouped(a.total()).c_str(), grouped(a.free_unknown).c_str(), grouped(a.double_free).c_str(),
+      grouped(a.alloc_over_live).c_str(), grouped(a.nested_run_begin).c_str(),
+      grouped(a.run_end_outside_run).c_str());
   std::printf("also         free(NULL) %s, failed allocations %s, unterminated runs %s\n",
               grouped(a.free_null).c_str(), grouped(a.failed_allocs).c_str(),
               grouped(a.unterminated_runs).c_str());
@@ -75,9 +76,9 @@ void print_text(const TraceSummary& s) {
                   100.0 * *s.recorded_hit_rate);
   }
   if (s.file_bytes)
-    std::printf("on disk      %s, %.2f bytes/event\n", human_bytes(*s.file_bytes).c_str(),
-                s.events ? static_cast<double>(*s.file_bytes) / static_cast<double>(s.events)
-                         : 0.0);
+    std::printf(
+        "on disk      %s, %.2f bytes/event\n", human_bytes(*s.file_bytes).c_str(),
+        s.events ? static_cast<double>(*s.file_bytes) / static_cast<double>(s.events) : 0.0);
   std::printf("in memory    %s, %.2f bytes/event\n", human_bytes(s.memory_bytes).c_str(),
               s.events ? static_cast<double>(s.memory_bytes) / static_cast<double>(s.events) : 0.0);
 

@@ -52,9 +52,7 @@ void run_merge(const MergeCommand& cmd, const std::string& command_line) {
     std::printf("(partial: %s)\n", merged.contains("sweep") ? "some sweep points have no result"
                                                             : "an input report was cut short");
 
-  std::ofstream out(cmd.out);
-  out << merged.dump(1) << '\n';
-  if (!out) throw std::runtime_error("cannot write " + cmd.out);
+  write_json_output(cmd.out, merged);
 }
 
 }  // namespace

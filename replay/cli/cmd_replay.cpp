@@ -63,14 +63,10 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
   ReportContext context;
   context.command_line = command_line;
   if (!cmd.json_out.empty()) {
-    std::ofstream out(cmd.json_out);
-    out << make_report(summary, results, context).dump(1) << '\n';
-    if (!out) throw std::runtime_error("cannot write " + cmd.json_out);
+    write_json_output(cmd.json_out, make_report(summary, results, context));
   }
   if (!cmd.csv_out.empty()) {
-    std::ofstream out(cmd.csv_out);
-    write_results_csv(out, results);
-    if (!out) throw std::runtime_error("cannot write " + cmd.csv_out);
+    write_output(cmd.csv_out, [&](std::ostream& out) { write_results_csv(out, results); });
   }
 }
 

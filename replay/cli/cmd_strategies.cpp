@@ -9,7 +9,8 @@
 namespace alloclab::cli {
 
 void add_strategies_command(CLI::App& app) {
-  CLI::App* sub = app.add_subcommand("strategies", "List the built-in strategies and their parameters");
+  CLI::App* sub =
+      app.add_subcommand("strategies", "List the built-in strategies and their parameters");
   sub->callback([] {
     for (const StrategyInfo& info : builtin_strategies()) {
       std::string keys;
@@ -17,8 +18,9 @@ void add_strategies_command(CLI::App& app) {
       std::printf("%-14s %s\n%-14s parameters: %s\n", info.name.c_str(), info.summary.c_str(), "",
                   keys.empty() ? "none" : keys.c_str());
     }
-    std::printf("\nSpecs look like name:key=value,... e.g. fifo-shrink:max=64MiB,match=best-fit\n"
-                "Sizes take KB MB GB TB (decimal) or KiB MiB GiB TiB (binary).\n");
+    std::printf(
+        "\nSpecs look like name:key=value,... e.g. fifo-shrink:max=64MiB,match=best-fit\n"
+        "Sizes take KB MB GB TB (decimal) or KiB MiB GiB TiB (binary).\n");
   });
 }
 

@@ -45,7 +45,8 @@ void ProgressBar::draw() const {
   const std::uint64_t done = std::min(done_.load(), total_);
   const int width = 40;
   const int filled = static_cast<int>(width * done / total_);
-  std::fprintf(stderr, "\r%s [%s%s] %3d%%", label_.c_str(), std::string(static_cast<std::size_t>(filled), '#').c_str(),
+  std::fprintf(stderr, "\r%s [%s%s] %3d%%", label_.c_str(),
+               std::string(static_cast<std::size_t>(filled), '#').c_str(),
                std::string(static_cast<std::size_t>(width - filled), ' ').c_str(),
                static_cast<int>(100 * done / total_));
   std::fflush(stderr);
@@ -59,8 +60,12 @@ InterruptGuard::InterruptGuard() {
   ::sigaction(SIGINT, &action, &g_previous);
 }
 
-InterruptGuard::~InterruptGuard() { ::sigaction(SIGINT, &g_previous, nullptr); }
+InterruptGuard::~InterruptGuard() {
+  ::sigaction(SIGINT, &g_previous, nullptr);
+}
 
-const std::atomic<bool>& InterruptGuard::flag() const { return g_interrupted; }
+const std::atomic<bool>& InterruptGuard::flag() const {
+  return g_interrupted;
+}
 
 }  // namespace alloclab::cli

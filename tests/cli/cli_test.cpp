@@ -7,26 +7,17 @@
 #include <fstream>
 
 #include <nlohmann/json.hpp>
+
 #include <sys/wait.h>
 #include <unistd.h>
+#include "cli_test_util.hpp"
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string output;  // stdout and stderr together
-};
+using Result = alloclab::test::CliResult;
 
 Result run(const std::string& args) {
-  Result r;
-  const std::string command = std::string(ALLOCLAB_CLI) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::array<char, 4096> buffer;
-  std::size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.output.append(buffer.data(), n);
-  const int raw = pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return r;
+  return alloclab::test::run_cli(args);
 }
 
 std::string temp_path(const std::string& name) {
@@ -46,10 +37,10 @@ TEST(Cli, info_json_has_the_documented_keys) {
   const Result r = run(std::string("info --json ") + ALLOCLAB_TRACES_DIR + "/cnn-inference.alt");
   ASSERT_EQ(r.status, 0) << r.output;
   const nlohmann::json j = nlohmann::json::parse(r.output);
-  for (const char* key : {"events", "events_by_op", "threads", "devices", "allocations", "frees",
-                          "anomalies", "peak_live_bytes", "size_histogram",
-                          "lifetime_histogram_ns", "top_sizes_by_count", "top_sizes_by_bytes",
-                          "runs", "file_bytes_per_event"})
+  for (const char* key :
+       {"events", "events_by_op", "threads", "devices", "allocations", "frees", "anomalies",
+        "peak_live_bytes", "size_histogram", "lifetime_histogram_ns", "top_sizes_by_count",
+        "top_sizes_by_bytes", "runs", "file_bytes_per_event"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["anomalies"]["total"], 0);
   EXPECT_LE(j["file_bytes_per_event"].get<double>(), 3.0);
@@ -57,10 +48,12 @@ TEST(Cli, info_json_has_the_documented_keys) {
 
 TEST(Cli, bad_trace_is_one_line_naming_the_file_and_exit_status_2) {
   const std::string path = temp_path("garbage.alt");
-  std::ofstream(path) << "\x89" << "ALX garbage";
+  std::ofstream(path) << "\x89"
+                      << "ALX garbage";
   const Result r = run("info " + path);
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.output, "alloclab: error: " + path + "@0, header: not an alloclab trace (bad magic)\n");
+  EXPECT_EQ(r.output,
+            "alloclab: error: " + path + "@0, header: not an alloclab trace (bad magic)\n");
   std::filesystem::remove(path);
 }
 
@@ -73,7 +66,8 @@ TEST(Cli, missing_file_is_exit_status_2) {
 TEST(Cli, convert_round_trips_alt_through_csv) {
   const std::string csv = temp_path("convert.csv");
   const std::string alt = temp_path("convert.alt");
-  ASSERT_EQ(run(std::string("convert ") + ALLOCLAB_TRACES_DIR + "/cnn-inference.alt " + csv).status, 0);
+  ASSERT_EQ(run(std::string("convert ") + ALLOCLAB_TRACES_DIR + "/cnn-inference.alt " + csv).status,
+            0);
   ASSERT_EQ(run("convert " + csv + " " + alt).status, 0);
   const Result a = run(std::string("info --json ") + ALLOCLAB_TRACES_DIR + "/cnn-inference.alt");
   const Result b = run("info --json " + alt);
@@ -86,7 +80,8 @@ TEST(Cli, convert_round_trips_alt_through_csv) {
 
 TEST(Cli, convert_writes_chrome_trace_json) {
   const std::string out = temp_path("perfetto.json");
-  ASSERT_EQ(run(std::string("convert ") + ALLOCLAB_TRACES_DIR + "/cnn-inference.alt " + out).status, 0);
+  ASSERT_EQ(run(std::string("convert ") + ALLOCLAB_TRACES_DIR + "/cnn-inference.alt " + out).status,
+            0);
   std::ifstream in(out);
   const nlohmann::json j = nlohmann::json::parse(in);
   EXPECT_TRUE(j.contains("traceEvents"));

@@ -12,23 +12,14 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_test_util.hpp"
+
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string output;  // stdout and stderr together
-};
+using Result = alloclab::test::CliResult;
 
 Result run(const std::string& args) {
-  Result r;
-  const std::string command = std::string(ALLOCLAB_CLI) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::array<char, 4096> buffer;
-  std::size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.output.append(buffer.data(), n);
-  const int raw = pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return r;
+  return alloclab::test::run_cli(args);
 }
 
 // A fresh directory per test, removed at the end.

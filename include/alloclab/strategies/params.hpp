@@ -32,6 +32,11 @@ struct Ratio {
 // "1", "1.25", "2.0": digits with an optional fraction (at most 18 decimals). Throws SpecError.
 Ratio parse_ratio(std::string_view text);
 
+// Spec text helpers shared by every parser of specs (sweep templates, plug-in specs).
+std::string_view trim_spaces(std::string_view text);
+// 'text', for messages.
+std::string single_quoted(std::string_view text);
+
 struct ParsedSpec {
   std::string name;
   std::vector<std::pair<std::string, std::string>> params;  // in the order given

@@ -37,10 +37,12 @@ class SeriesBuilder {
                                              std::max<std::size_t>(max_points, 1))) {}
 
   void add(std::size_t op, std::uint64_t time, std::uint64_t live, std::uint64_t reserved) {
-    if (op % bucket_ == 0) {
+    if (left_in_bucket_ == 0) {  // a countdown: no division on the per-operation path
+      left_in_bucket_ = bucket_ - 1;
       points_.push_back(SeriesPoint{op, time, live, live, reserved, reserved});
       return;
     }
+    --left_in_bucket_;
     SeriesPoint& p = points_.back();
     p.live_min = std::min(p.live_min, live);
     p.live_max = std::max(p.live_max, live);
@@ -51,6 +53,7 @@ class SeriesBuilder {
 
  private:
   std::size_t bucket_;
+  std::size_t left_in_bucket_ = 0;
   std::vector<SeriesPoint> points_;
 };
 

@@ -9,6 +9,8 @@
 // Labels live in a sparse side table: only markers carry them.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -111,11 +113,34 @@ class Trace {
   std::uint64_t big_size(std::size_t i) const;
   std::uint16_t intern_origin(const Origin& origin);
 
-  std::vector<std::uint64_t> time_ns_;
-  std::vector<std::uint64_t> address_;
-  std::vector<std::uint32_t> size32_;
-  std::vector<std::uint16_t> origin_;
-  std::vector<std::uint16_t> attrs_;
+  // Columns grow without zero-filling: extend() hands out slots that decoders overwrite anyway,
+  // so the pages are first touched by the (parallel) decoders, not by a serial memset.
+  template <typename T>
+  struct UninitializedAllocator : std::allocator<T> {
+    template <typename U>
+    struct rebind {
+      using other = UninitializedAllocator<U>;
+    };
+    UninitializedAllocator() = default;
+    template <typename U>
+    UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+    template <typename U>
+    void construct(U* p) noexcept {
+      ::new (static_cast<void*>(p)) U;
+    }
+    template <typename U, typename... Args>
+    void construct(U* p, Args&&... args) {
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+  };
+  template <typename T>
+  using Column = std::vector<T, UninitializedAllocator<T>>;
+
+  Column<std::uint64_t> time_ns_;
+  Column<std::uint64_t> address_;
+  Column<std::uint32_t> size32_;
+  Column<std::uint16_t> origin_;
+  Column<std::uint16_t> attrs_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> big_sizes_;  // (event index, size), sorted
   std::vector<std::pair<std::uint64_t, std::string>> labels_;       // (event index, label), sorted
   std::vector<Origin> origins_;

@@ -18,9 +18,8 @@ const alloclab::ResolvedTrace& trace() {
   return resolved;
 }
 
-const char* const specs[] = {"passthrough",          "exact",
-                             "fifo-shrink:max=64MiB", "best-fit",
-                             "per-run-pool",         "pytorch"};
+const char* const specs[] = {"passthrough", "exact",        "fifo-shrink:max=64MiB",
+                             "best-fit",    "per-run-pool", "pytorch"};
 
 void BM_Replay(benchmark::State& state) {
   const char* spec = specs[state.range(0)];

@@ -16,12 +16,18 @@ namespace {
 
 const std::vector<std::string>& golden_specs() {
   static const std::vector<std::string> specs = {
-      "passthrough",          "exact",
-      "best-fit",             "best-fit:max_ratio=1.5",
-      "fifo-shrink:max=8MiB", "fifo-shrink:max=8MiB,match=best-fit",
-      "fifo-shrink:max_items=16", "per-run-pool",
-      "rten",                 "exact:round=512",
-      "dfdx-limit:max=16MiB", "pytorch",
+      "passthrough",
+      "exact",
+      "best-fit",
+      "best-fit:max_ratio=1.5",
+      "fifo-shrink:max=8MiB",
+      "fifo-shrink:max=8MiB,match=best-fit",
+      "fifo-shrink:max_items=16",
+      "per-run-pool",
+      "rten",
+      "exact:round=512",
+      "dfdx-limit:max=16MiB",
+      "pytorch",
       "pytorch:max_split_size=20MiB,roundup_power2_divisions=4"};
   return specs;
 }
@@ -55,9 +61,15 @@ void check_golden(const std::string& trace_name) {
     EXPECT_EQ(expected[i], actual[i]) << "strategy " << golden_specs()[i] << " on " << trace_name;
 }
 
-TEST(Golden, tiny_csv) { check_golden("tiny.csv"); }
-TEST(Golden, cnn_inference) { check_golden("cnn-inference.alt"); }
-TEST(Golden, transformer_varlen) { check_golden("transformer-varlen.alt"); }
+TEST(Golden, tiny_csv) {
+  check_golden("tiny.csv");
+}
+TEST(Golden, cnn_inference) {
+  check_golden("cnn-inference.alt");
+}
+TEST(Golden, transformer_varlen) {
+  check_golden("transformer-varlen.alt");
+}
 
 }  // namespace
 }  // namespace alloclab

@@ -36,10 +36,18 @@ Metrics checked(const ResolvedTrace& trace, const std::string& spec) {
 }
 
 TEST(ReplayProperties, hold_for_every_strategy_on_random_traces) {
-  const std::vector<std::string> specs = {
-      "passthrough", "exact", "best-fit", "best-fit:max_ratio=1.5", "fifo-shrink:max=1MiB",
-      "fifo-shrink:max=4MiB,match=best-fit", "fifo-shrink:max_items=8", "per-run-pool",
-      "rten", "exact:round=512", "pytorch", "pytorch:max_split_size=20MiB"};
+  const std::vector<std::string> specs = {"passthrough",
+                                          "exact",
+                                          "best-fit",
+                                          "best-fit:max_ratio=1.5",
+                                          "fifo-shrink:max=1MiB",
+                                          "fifo-shrink:max=4MiB,match=best-fit",
+                                          "fifo-shrink:max_items=8",
+                                          "per-run-pool",
+                                          "rten",
+                                          "exact:round=512",
+                                          "pytorch",
+                                          "pytorch:max_split_size=20MiB"};
   for (std::uint64_t seed = 1; seed <= 120; ++seed) {
     const ResolvedTrace trace = random_trace(seed);
     Metrics live_reference;

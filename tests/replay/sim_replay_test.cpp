@@ -8,7 +8,9 @@
 namespace alloclab {
 namespace {
 
-ResolvedTrace tiny() { return resolve(read_trace(std::string(ALLOCLAB_TRACES_DIR) + "/tiny.csv")); }
+ResolvedTrace tiny() {
+  return resolve(read_trace(std::string(ALLOCLAB_TRACES_DIR) + "/tiny.csv"));
+}
 
 Metrics replay_metrics(const ResolvedTrace& trace, const std::string& spec) {
   ReplayOptions options;
@@ -83,7 +85,8 @@ TEST(SimReplay, same_trace_and_spec_give_identical_results) {
   options.shape = SyntheticShape::transformer;
   options.runs = 8;
   const ResolvedTrace trace = resolve(generate_synthetic(options));
-  for (const char* spec : {"exact", "best-fit", "fifo-shrink:max=4MiB", "per-run-pool", "pytorch"}) {
+  for (const char* spec :
+       {"exact", "best-fit", "fifo-shrink:max=4MiB", "per-run-pool", "pytorch"}) {
     const StrategyResult a = replay_sim(trace, spec).result;
     const StrategyResult b = replay_sim(trace, spec).result;
     EXPECT_EQ(a.metrics, b.metrics) << spec;

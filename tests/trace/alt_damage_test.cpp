@@ -70,8 +70,7 @@ TEST(AltDamage, truncated_header_is_an_error) {
     file.write(std::vector<char>(bytes.begin(), bytes.begin() + static_cast<long>(keep)));
     const std::string error = load_error(file);
     EXPECT_NE(error.find("header"), std::string::npos) << error;
-    EXPECT_NE(error.find("truncated header"), std::string::npos)
-        << error;
+    EXPECT_NE(error.find("truncated header"), std::string::npos) << error;
   }
 }
 

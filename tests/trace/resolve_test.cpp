@@ -16,20 +16,27 @@ std::string ops_text(const ResolvedTrace& r) {
   for (const ResolvedOp& op : r.ops) {
     if (!out.empty()) out += ' ';
     switch (op.op) {
-      case ReplayOp::alloc: out += "a" + std::to_string(op.id); break;
-      case ReplayOp::free: out += "f" + std::to_string(op.id); break;
-      case ReplayOp::run_begin: out += "B"; break;
-      case ReplayOp::run_end: out += "E"; break;
+      case ReplayOp::alloc:
+        out += "a" + std::to_string(op.id);
+        break;
+      case ReplayOp::free:
+        out += "f" + std::to_string(op.id);
+        break;
+      case ReplayOp::run_begin:
+        out += "B";
+        break;
+      case ReplayOp::run_end:
+        out += "E";
+        break;
     }
   }
   return out;
 }
 
 TEST(Resolve, pairs_frees_with_allocations_by_address) {
-  const ResolvedTrace r = resolve(make_trace({marker(Op::run_begin), alloc_event(0x10, 100),
-                                              alloc_event(0x20, 200), free_event(0x10),
-                                              alloc_event(0x10, 300), free_event(0x20),
-                                              free_event(0x10), marker(Op::run_end)}));
+  const ResolvedTrace r = resolve(make_trace(
+      {marker(Op::run_begin), alloc_event(0x10, 100), alloc_event(0x20, 200), free_event(0x10),
+       alloc_event(0x10, 300), free_event(0x20), free_event(0x10), marker(Op::run_end)}));
   EXPECT_EQ(ops_text(r), "B a0 a1 f0 a2 f1 f2 E");
   EXPECT_EQ(r.alloc_size, (std::vector<std::uint64_t>{100, 200, 300}));
   EXPECT_EQ(r.anomalies.total(), 0u);
@@ -80,18 +87,18 @@ TEST(Resolve, failed_allocations_are_counted_not_replayed) {
 }
 
 TEST(Resolve, addresses_are_paired_per_device) {
-  const ResolvedTrace r = resolve(make_trace(
-      {alloc_event(0x10, 8, 0, 0), alloc_event(0x10, 16, 0, 1), free_event(0x10, 0, 1),
-       free_event(0x10, 0, 0)}));
+  const ResolvedTrace r =
+      resolve(make_trace({alloc_event(0x10, 8, 0, 0), alloc_event(0x10, 16, 0, 1),
+                          free_event(0x10, 0, 1), free_event(0x10, 0, 0)}));
   EXPECT_EQ(r.anomalies.total(), 0u);
   EXPECT_EQ(ops_text(r), "B a0 a1 f1 f0 E");
   EXPECT_EQ(r.device_of(1), 1);
 }
 
 TEST(Resolve, run_begin_inside_a_run_ends_that_run_first) {
-  const ResolvedTrace r = resolve(make_trace({marker(Op::run_begin, "one"), alloc_event(0x10, 8),
-                                              marker(Op::run_begin, "two"), free_event(0x10),
-                                              marker(Op::run_end)}));
+  const ResolvedTrace r =
+      resolve(make_trace({marker(Op::run_begin, "one"), alloc_event(0x10, 8),
+                          marker(Op::run_begin, "two"), free_event(0x10), marker(Op::run_end)}));
   EXPECT_EQ(r.anomalies.nested_run_begin, 1u);
   EXPECT_EQ(ops_text(r), "B a0 E B f0 E");
   ASSERT_EQ(r.runs.size(), 2u);
@@ -100,9 +107,9 @@ TEST(Resolve, run_begin_inside_a_run_ends_that_run_first) {
 }
 
 TEST(Resolve, run_end_outside_a_run_is_ignored) {
-  const ResolvedTrace r = resolve(make_trace({marker(Op::run_end), alloc_event(0x10, 8),
-                                              marker(Op::run_begin), marker(Op::run_end),
-                                              marker(Op::run_end)}));
+  const ResolvedTrace r =
+      resolve(make_trace({marker(Op::run_end), alloc_event(0x10, 8), marker(Op::run_begin),
+                          marker(Op::run_end), marker(Op::run_end)}));
   EXPECT_EQ(r.anomalies.run_end_outside_run, 2u);
   EXPECT_EQ(ops_text(r), "a0 B E");
   EXPECT_FALSE(r.implicit_run);

@@ -11,11 +11,11 @@ using test::free_event;
 using test::marker;
 
 TEST(Summary, counts_peaks_histograms_and_runs_of_a_hand_worked_trace) {
-  const Trace t = test::make_trace({
-      marker(Op::run_begin, "first", 0), alloc_event(0x10, 100, 10), alloc_event(0x20, 1000, 20),
-      free_event(0x10, 110), marker(Op::run_end, "", 200), marker(Op::mark, "checkpoint", 250),
-      marker(Op::run_begin, "second", 300), alloc_event(0x10, 100, 310), free_event(0x10, 330),
-      free_event(0x20, 340), marker(Op::run_end, "", 400)});
+  const Trace t = test::make_trace(
+      {marker(Op::run_begin, "first", 0), alloc_event(0x10, 100, 10), alloc_event(0x20, 1000, 20),
+       free_event(0x10, 110), marker(Op::run_end, "", 200), marker(Op::mark, "checkpoint", 250),
+       marker(Op::run_begin, "second", 300), alloc_event(0x10, 100, 310), free_event(0x10, 330),
+       free_event(0x20, 340), marker(Op::run_end, "", 400)});
   const TraceSummary s = summarize(t, resolve(t));
   EXPECT_EQ(s.events, 11u);
   EXPECT_EQ(s.events_by_op[static_cast<int>(Op::alloc)], 3u);
@@ -26,8 +26,8 @@ TEST(Summary, counts_peaks_histograms_and_runs_of_a_hand_worked_trace) {
   EXPECT_EQ(s.peak_live_bytes, 1100u);
   EXPECT_EQ(s.peak_live_time_ns, 20u);
   EXPECT_EQ(s.duration_ns, 400u);
-  EXPECT_EQ(s.size_histogram[6], 2u);  // 100 is in [64, 128)
-  EXPECT_EQ(s.size_histogram[9], 1u);  // 1000 is in [512, 1024)
+  EXPECT_EQ(s.size_histogram[6], 2u);      // 100 is in [64, 128)
+  EXPECT_EQ(s.size_histogram[9], 1u);      // 1000 is in [512, 1024)
   EXPECT_EQ(s.lifetime_histogram[6], 1u);  // 100 ns
   EXPECT_EQ(s.lifetime_histogram[8], 1u);  // 320 ns
   EXPECT_EQ(s.lifetime_histogram[4], 1u);  // 20 ns

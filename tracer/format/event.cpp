@@ -11,7 +11,9 @@ constexpr std::array<std::string_view, memory_kind_count> kind_names = {"host", 
                                                                         "pinned", "mapped"};
 }  // namespace
 
-std::string_view to_string(Op op) { return op_names.at(static_cast<std::size_t>(op)); }
+std::string_view to_string(Op op) {
+  return op_names.at(static_cast<std::size_t>(op));
+}
 std::string_view to_string(MemoryKind kind) {
   return kind_names.at(static_cast<std::size_t>(kind));
 }

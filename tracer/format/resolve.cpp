@@ -100,8 +100,10 @@ class Resolver {
       return;
     }
     switch (op) {
-      case Op::alloc: return alloc(i, time);
-      case Op::free: return free(i, time);
+      case Op::alloc:
+        return alloc(i, time);
+      case Op::free:
+        return free(i, time);
       case Op::run_begin:
         if (in_run_) {
           ++out_.anomalies.nested_run_begin;
@@ -114,7 +116,8 @@ class Resolver {
           return;
         }
         return end_run(time);
-      case Op::mark: return;
+      case Op::mark:
+        return;
     }
   }
 
@@ -148,7 +151,8 @@ class Resolver {
       return;
     }
     DeviceAddresses& device = addresses(trace_.device(i));
-    if (const std::uint32_t* id = device.live.find(address)) return free_id(device, address, *id, time);
+    if (const std::uint32_t* id = device.live.find(address))
+      return free_id(device, address, *id, time);
     if (device.freed.find(address))
       ++out_.anomalies.double_free;
     else
@@ -165,6 +169,8 @@ class Resolver {
 
 }  // namespace
 
-ResolvedTrace resolve(const Trace& trace) { return Resolver(trace).run(); }
+ResolvedTrace resolve(const Trace& trace) {
+  return Resolver(trace).run();
+}
 
 }  // namespace alloclab

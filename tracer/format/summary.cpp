@@ -97,7 +97,9 @@ void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
         run = &s.runs.back();
         break;
       }
-      case ReplayOp::run_end: run = nullptr; break;
+      case ReplayOp::run_end:
+        run = nullptr;
+        break;
     }
     if (live > s.peak_live_bytes) {
       s.peak_live_bytes = live;
@@ -137,9 +139,8 @@ TraceSummary summarize(const Trace& trace, const ResolvedTrace& resolved) {
   s.segment_frees = resolved.segment_frees;
   s.segment_bytes_allocated = resolved.segment_bytes_allocated;
   if (s.segment_events > 0 && s.allocations > 0)
-    s.recorded_hit_rate =
-        1.0 - static_cast<double>(std::min(s.segment_allocs, s.allocations)) /
-                  static_cast<double>(s.allocations);
+    s.recorded_hit_rate = 1.0 - static_cast<double>(std::min(s.segment_allocs, s.allocations)) /
+                                    static_cast<double>(s.allocations);
   s.memory_bytes = trace.memory_bytes();
   s.warnings = trace.warnings;
   return s;
@@ -162,7 +163,8 @@ nlohmann::json to_json(const Anomalies& a) {
 nlohmann::json to_json(const TraceSummary& s) {
   nlohmann::json by_op = nlohmann::json::object();
   for (int op = 0; op < op_count; ++op)
-    by_op[std::string(to_string(static_cast<Op>(op)))] = s.events_by_op[static_cast<std::size_t>(op)];
+    by_op[std::string(to_string(static_cast<Op>(op)))] =
+        s.events_by_op[static_cast<std::size_t>(op)];
   nlohmann::json runs = nlohmann::json::array();
   for (const RunSummary& r : s.runs)
     runs.push_back({{"label", r.label},
@@ -198,8 +200,8 @@ nlohmann::json to_json(const TraceSummary& s) {
        {{"allocs", s.segment_allocs},
         {"frees", s.segment_frees},
         {"bytes_allocated", s.segment_bytes_allocated}}},
-      {"recorded_hit_rate", s.recorded_hit_rate ? nlohmann::json(*s.recorded_hit_rate)
-                                                : nlohmann::json(nullptr)},
+      {"recorded_hit_rate",
+       s.recorded_hit_rate ? nlohmann::json(*s.recorded_hit_rate) : nlohmann::json(nullptr)},
       {"memory_bytes", s.memory_bytes},
       {"memory_bytes_per_event",
        s.events ? static_cast<double>(s.memory_bytes) / static_cast<double>(s.events) : 0.0},

@@ -107,7 +107,8 @@ class Generator {
 void cnn_run(Generator& g, std::uint64_t run) {
   // A ResNet-like stack at batch 1: (channels, spatial) per stage; residual inputs live on
   // for one more layer, and each convolution borrows a workspace.
-  static constexpr std::uint64_t stages[][2] = {{64, 112}, {64, 56}, {128, 28}, {256, 14}, {512, 7}};
+  static constexpr std::uint64_t stages[][2] = {
+      {64, 112}, {64, 56}, {128, 28}, {256, 14}, {512, 7}};
   g.marker(Op::run_begin, "forward " + std::to_string(run));
   std::uint64_t input = g.alloc(3 * 224 * 224 * 4);
   std::uint64_t residual = 0;
@@ -187,7 +188,9 @@ std::optional<SyntheticShape> parse_synthetic_shape(std::string_view name) {
   return std::nullopt;
 }
 
-std::vector<std::string> synthetic_shape_names() { return {"cnn", "transformer", "random"}; }
+std::vector<std::string> synthetic_shape_names() {
+  return {"cnn", "transformer", "random"};
+}
 
 Trace generate_synthetic(const SyntheticOptions& options) {
   Generator g(options);

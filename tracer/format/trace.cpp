@@ -27,7 +27,9 @@ void Trace::reserve(std::size_t events) {
   attrs_.reserve(events);
 }
 
-void Trace::clear() { *this = Trace(); }
+void Trace::clear() {
+  *this = Trace();
+}
 
 std::uint16_t Trace::intern_origin(const Origin& origin) {
   // Consecutive events nearly always come from the same thread and stream.
@@ -153,14 +155,16 @@ void Trace::push_back(const Event& e) {
 }
 
 std::uint64_t Trace::big_size(std::size_t i) const {
-  auto it = std::lower_bound(big_sizes_.begin(), big_sizes_.end(), i,
-                             [](const auto& entry, std::size_t index) { return entry.first < index; });
+  auto it =
+      std::lower_bound(big_sizes_.begin(), big_sizes_.end(), i,
+                       [](const auto& entry, std::size_t index) { return entry.first < index; });
   return it != big_sizes_.end() && it->first == i ? it->second : big_size_marker;
 }
 
 std::string_view Trace::label(std::size_t i) const {
-  auto it = std::lower_bound(labels_.begin(), labels_.end(), i,
-                             [](const auto& entry, std::size_t index) { return entry.first < index; });
+  auto it =
+      std::lower_bound(labels_.begin(), labels_.end(), i,
+                       [](const auto& entry, std::size_t index) { return entry.first < index; });
   return it != labels_.end() && it->first == i ? std::string_view(it->second) : std::string_view();
 }
 
@@ -182,13 +186,11 @@ Event Trace::event(std::size_t i) const {
 }
 
 std::size_t Trace::memory_bytes() const {
-  std::size_t bytes = time_ns_.capacity() * sizeof(std::uint64_t) +
-                      address_.capacity() * sizeof(std::uint64_t) +
-                      size32_.capacity() * sizeof(std::uint32_t) +
-                      origin_.capacity() * sizeof(std::uint16_t) +
-                      attrs_.capacity() * sizeof(std::uint16_t) +
-                      big_sizes_.capacity() * sizeof(big_sizes_[0]) +
-                      origins_.capacity() * sizeof(Origin);
+  std::size_t bytes =
+      time_ns_.capacity() * sizeof(std::uint64_t) + address_.capacity() * sizeof(std::uint64_t) +
+      size32_.capacity() * sizeof(std::uint32_t) + origin_.capacity() * sizeof(std::uint16_t) +
+      attrs_.capacity() * sizeof(std::uint16_t) + big_sizes_.capacity() * sizeof(big_sizes_[0]) +
+      origins_.capacity() * sizeof(Origin);
   for (const auto& [index, text] : labels_) bytes += sizeof(index) + sizeof(text) + text.capacity();
   return bytes;
 }

@@ -14,7 +14,8 @@ class InputError : public std::runtime_error {
 };
 
 // "file:line: what" for text formats.
-[[noreturn]] void throw_at_line(const std::string& file, std::uint64_t line, const std::string& what);
+[[noreturn]] void throw_at_line(const std::string& file, std::uint64_t line,
+                                const std::string& what);
 // "file@offset, chunk N: what" for binary formats (chunk < 0 means the header).
 [[noreturn]] void throw_at_offset(const std::string& file, std::uint64_t offset, std::int64_t chunk,
                                   const std::string& what);

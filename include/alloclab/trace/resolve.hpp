@@ -45,12 +45,12 @@ struct RunInfo {
 
 struct ResolvedTrace {
   std::vector<ResolvedOp> ops;
-  std::vector<std::uint64_t> op_time_ns;       // time of each op (for time series and runs)
-  std::vector<std::uint64_t> alloc_size;       // by allocation id: requested bytes
-  std::vector<std::uint16_t> alloc_origin;     // by allocation id: index into Trace::origins()
-  std::vector<std::uint64_t> alloc_time_ns;    // by allocation id
-  std::vector<std::uint64_t> free_time_ns;     // by allocation id; UINT64_MAX while never freed
-  std::vector<Origin> origins;                 // copy of the trace's origin table
+  std::vector<std::uint64_t> op_time_ns;     // time of each op (for time series and runs)
+  std::vector<std::uint64_t> alloc_size;     // by allocation id: requested bytes
+  std::vector<std::uint16_t> alloc_origin;   // by allocation id: index into Trace::origins()
+  std::vector<std::uint64_t> alloc_time_ns;  // by allocation id
+  std::vector<std::uint64_t> free_time_ns;   // by allocation id; UINT64_MAX while never freed
+  std::vector<Origin> origins;               // copy of the trace's origin table
   std::vector<RunInfo> runs;
   // The trace had no run markers; the whole trace is one run (run_begin first, run_end last).
   bool implicit_run = false;

@@ -13,17 +13,26 @@ namespace {
 
 // The metric keys of STRATEGIES.md, in the order tables and CSV show them.
 const std::vector<std::string>& metric_keys() {
-  static const std::vector<std::string> keys = {
-      "requests",        "hits",           "misses",    "hit_rate",
-      "upstream_allocs", "upstream_frees", "evictions", "peak_live_bytes",
-      "peak_reserved_bytes", "final_cached_bytes", "slack_bytes", "failed_requests"};
+  static const std::vector<std::string> keys = {"requests",
+                                                "hits",
+                                                "misses",
+                                                "hit_rate",
+                                                "upstream_allocs",
+                                                "upstream_frees",
+                                                "evictions",
+                                                "peak_live_bytes",
+                                                "peak_reserved_bytes",
+                                                "final_cached_bytes",
+                                                "slack_bytes",
+                                                "failed_requests"};
   return keys;
 }
 
 std::uint64_t read_u64(const nlohmann::json& j, const char* key, const std::string& source) {
   const auto it = j.find(key);
   if (it == j.end() || !it->is_number_unsigned())
-    throw InputError(source + ": report key '" + key + "' is missing or not a non-negative integer");
+    throw InputError(source + ": report key '" + key +
+                     "' is missing or not a non-negative integer");
   return it->get<std::uint64_t>();
 }
 
@@ -49,25 +58,23 @@ nlohmann::json result_json(const StrategyResult& r) {
   out.update(metrics_json(r.metrics));
   nlohmann::json runs = nlohmann::json::array();
   for (const RunMetrics& run : r.runs)
-    runs.push_back({{"label", run.label},
-                    {"requests", run.requests},
-                    {"hits", run.hits},
-                    {"hit_rate", run.requests ? static_cast<double>(run.hits) /
-                                                    static_cast<double>(run.requests)
-                                              : 0.0},
-                    {"upstream_allocs", run.upstream_allocs},
-                    {"upstream_frees", run.upstream_frees},
-                    {"evictions", run.evictions},
-                    {"peak_live_bytes", run.peak_live_bytes},
-                    {"peak_reserved_bytes", run.peak_reserved_bytes},
-                    {"slack_bytes", run.slack_bytes}});
+    runs.push_back(
+        {{"label", run.label},
+         {"requests", run.requests},
+         {"hits", run.hits},
+         {"hit_rate",
+          run.requests ? static_cast<double>(run.hits) / static_cast<double>(run.requests) : 0.0},
+         {"upstream_allocs", run.upstream_allocs},
+         {"upstream_frees", run.upstream_frees},
+         {"evictions", run.evictions},
+         {"peak_live_bytes", run.peak_live_bytes},
+         {"peak_reserved_bytes", run.peak_reserved_bytes},
+         {"slack_bytes", run.slack_bytes}});
   out["runs"] = std::move(runs);
-  nlohmann::json series = {{"first_op", nlohmann::json::array()},
-                           {"time_ns", nlohmann::json::array()},
-                           {"live_min", nlohmann::json::array()},
-                           {"live_max", nlohmann::json::array()},
-                           {"reserved_min", nlohmann::json::array()},
-                           {"reserved_max", nlohmann::json::array()}};
+  nlohmann::json series = {
+      {"first_op", nlohmann::json::array()},     {"time_ns", nlohmann::json::array()},
+      {"live_min", nlohmann::json::array()},     {"live_max", nlohmann::json::array()},
+      {"reserved_min", nlohmann::json::array()}, {"reserved_max", nlohmann::json::array()}};
   for (const SeriesPoint& p : r.series) {
     series["first_op"].push_back(p.first_op);
     series["time_ns"].push_back(p.time_ns);
@@ -78,6 +85,20 @@ nlohmann::json result_json(const StrategyResult& r) {
   }
   out["series"] = std::move(series);
   out["timing"] = {{"wall_seconds", r.wall_seconds}};
+  if (!r.latency.empty()) {  // real replay
+    nlohmann::json latency = nlohmann::json::object();
+    for (const auto& [name, l] : r.latency)
+      latency[name] = {{"count", l.count},      {"p50_ns", l.p50_ns},   {"p90_ns", l.p90_ns},
+                       {"p99_ns", l.p99_ns},    {"p999_ns", l.p999_ns}, {"max_ns", l.max_ns},
+                       {"total_ns", l.total_ns}};
+    out["latency"] = std::move(latency);
+    out["wall_seconds"] = r.wall_seconds;
+  }
+  if (r.modelled)
+    out["modelled_ns"] = {{"upstream_allocate", r.modelled->upstream_allocate},
+                          {"upstream_deallocate", r.modelled->upstream_deallocate},
+                          {"hits", r.modelled->hits},
+                          {"total", r.modelled->total()}};
   return out;
 }
 
@@ -127,15 +148,28 @@ StrategyResult result_from_json(const nlohmann::json& j, const std::string& sour
       if (!s.contains(key) || !s[key].is_array() || s[key].size() != n)
         throw InputError(source + ": series column '" + key + "' is missing or of another length");
     for (std::size_t i = 0; i < n; ++i)
-      r.series.push_back(SeriesPoint{s["first_op"][i].get<std::uint64_t>(),
-                                     s["time_ns"][i].get<std::uint64_t>(),
-                                     s["live_min"][i].get<std::uint64_t>(),
-                                     s["live_max"][i].get<std::uint64_t>(),
-                                     s["reserved_min"][i].get<std::uint64_t>(),
-                                     s["reserved_max"][i].get<std::uint64_t>()});
+      r.series.push_back(SeriesPoint{
+          s["first_op"][i].get<std::uint64_t>(), s["time_ns"][i].get<std::uint64_t>(),
+          s["live_min"][i].get<std::uint64_t>(), s["live_max"][i].get<std::uint64_t>(),
+          s["reserved_min"][i].get<std::uint64_t>(), s["reserved_max"][i].get<std::uint64_t>()});
   }
   if (j.contains("timing") && j["timing"].contains("wall_seconds"))
     r.wall_seconds = j["timing"]["wall_seconds"].get<double>();
+  if (j.contains("latency") && j["latency"].is_object())
+    for (const auto& [name, l] : j["latency"].items()) {
+      const std::string where = source + ", latency '" + name + "'";
+      r.latency[name] = LatencySummary{read_u64(l, "count", where),   read_u64(l, "p50_ns", where),
+                                       read_u64(l, "p90_ns", where),  read_u64(l, "p99_ns", where),
+                                       read_u64(l, "p999_ns", where), read_u64(l, "max_ns", where),
+                                       read_u64(l, "total_ns", where)};
+    }
+  if (j.contains("modelled_ns") && j["modelled_ns"].is_object()) {
+    const nlohmann::json& m = j["modelled_ns"];
+    const std::string where = source + ", modelled_ns";
+    r.modelled =
+        ModelledTime{read_u64(m, "upstream_allocate", where),
+                     read_u64(m, "upstream_deallocate", where), read_u64(m, "hits", where)};
+  }
   return r;
 }
 
@@ -159,6 +193,11 @@ nlohmann::json make_report(const TraceSummary& trace, const std::vector<Strategy
                         {"command_line", context.command_line},
                         {"partial", context.partial},
                         {"trace", to_json(trace)}};
+  if (context.mode == "real") {
+    out["upstream"] = context.upstream;
+    out["touch"] = context.touch;
+    out["timing_mode"] = context.timing;
+  }
   nlohmann::json list = nlohmann::json::array();
   for (const StrategyResult& r : results) list.push_back(result_json(r));
   out["results"] = std::move(list);

@@ -2,25 +2,48 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <stdexcept>
 
+#include "alloclab/replay/cost_model.hpp"
+#include "alloclab/replay/timing.hpp"
 #include "alloclab/strategies/registry.hpp"
 #include "alloclab/strategies/upstream/counting.hpp"
-#include "alloclab/strategies/upstream/sim.hpp"
+#include "alloclab/strategies/upstream/registry.hpp"
 
 namespace alloclab {
 namespace {
 
-// One device's allocator stack: strategy -> counting adaptor -> simulated upstream. Devices are
-// independent allocators, as in a real program (one caching allocator per GPU).
+// One device's allocator stack. Devices are independent allocators, as in a real program (one
+// caching allocator per GPU). In simulation:
+//   strategy -> counting -> [modelled (cost model)] -> simulated upstream
+// on a real upstream, with the timing adaptors around the strategy and the upstream call:
+//   timed strategy -> strategy -> counting -> timed upstream -> [limit] -> real upstream
 struct Lane {
-  Lane(std::string_view spec, const SimUpstreamOptions& sim_options)
-      : sim(sim_options), counting(sim), strategy(make_strategy(spec, counting)) {}
-  SimUpstream sim;
-  CountingUpstream counting;
-  std::unique_ptr<Strategy> strategy;
+  Lane(std::string_view spec, const ReplayOptions& options, ReplayLatencies* latencies,
+       ModelledTime* modelled) {
+    UpstreamOptions upstream_options;
+    upstream_options.limit_bytes = options.memory_limit;
+    base = make_upstream(options.upstream, upstream_options);
+    Upstream* below_counting = base.get();
+    if (latencies) {
+      timed = std::make_unique<TimedUpstream>(*base, *latencies);
+      below_counting = timed.get();
+    } else if (options.cost_model) {
+      timed = std::make_unique<ModelledUpstream>(*base, *options.cost_model, *modelled);
+      below_counting = timed.get();
+    }
+    counting = std::make_unique<CountingUpstream>(*below_counting);
+    strategy = make_strategy(spec, *counting);
+    if (latencies)
+      strategy = std::make_unique<TimedStrategy>(std::move(strategy), *latencies, options.touch);
+  }
+  std::unique_ptr<Upstream> base;
+  std::unique_ptr<Upstream> timed;  // the timing or cost-model adaptor, if any
+  std::unique_ptr<CountingUpstream> counting;
+  std::unique_ptr<Strategy> strategy;  // declared last: destroyed first, before its upstreams
   std::map<std::uint64_t, std::uint64_t> live_ranges;  // invariant checks only: address -> end
 };
 
@@ -57,20 +80,28 @@ class SeriesBuilder {
   std::vector<SeriesPoint> points_;
 };
 
-class SimReplayer {
+class Replayer {
  public:
-  SimReplayer(const ResolvedTrace& trace, std::string_view spec, const ReplayOptions& options)
+  Replayer(const ResolvedTrace& trace, std::string_view spec, const ReplayOptions& options)
       : trace_(trace), options_(options), series_(trace.ops.size(), options.max_series_points) {
-    SimUpstreamOptions sim_options;
-    if (options.memory_limit) sim_options.limit_bytes = *options.memory_limit;
+    real_ = is_real_upstream(options.upstream);
+    if (real_ && options.cost_model)
+      throw std::invalid_argument("a cost model applies to simulation only (--upstream sim)");
+    if (!real_ && options.touch)
+      throw std::invalid_argument(
+          "--touch needs a real upstream (the simulated one has no memory)");
+    if (real_) latencies_ = std::make_unique<ReplayLatencies>();
+    if (options.cost_model) modelled_ = ModelledTime{};
     std::map<DeviceId, std::size_t> lane_of_device;
     for (const Origin& origin : trace.origins) lane_of_device.emplace(origin.device, 0);
     if (lane_of_device.empty()) lane_of_device.emplace(cpu_device, 0);
     for (auto& [device, lane] : lane_of_device) {
       lane = lanes_.size();
-      lanes_.push_back(std::make_unique<Lane>(spec, sim_options));
+      lanes_.push_back(std::make_unique<Lane>(spec, options, latencies_.get(),
+                                              modelled_ ? &*modelled_ : nullptr));
     }
-    for (const Origin& origin : trace.origins) lane_of_origin_.push_back(lane_of_device[origin.device]);
+    for (const Origin& origin : trace.origins)
+      lane_of_origin_.push_back(lane_of_device[origin.device]);
     result_.strategy = std::string(spec);
   }
 
@@ -79,7 +110,10 @@ class SimReplayer {
     blocks_.assign(trace_.alloc_size.size(), Block{});
     constexpr std::size_t report_every = 1 << 16;
     bool interrupted = false;
+    const bool paced = real_ && options_.timing == TimingMode::recorded;
+    auto deadline = std::chrono::steady_clock::now();
     for (std::size_t k = 0; k < trace_.ops.size(); ++k) {
+      if (paced && k > 0) deadline = wait_for_gap(k, deadline);
       step(k);
       if ((k + 1) % report_every == 0) {
         if (options_.progress) options_.progress->fetch_add(report_every);
@@ -94,18 +128,46 @@ class SimReplayer {
     finish();
     result_.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (real_) free_live_blocks();
     for (auto& lane : lanes_) lane->strategy->release();
     return ReplayOutcome{std::move(result_), interrupted};
   }
 
  private:
+  // Busy-waits until the trace's gap before operation k has passed since `deadline` (the time
+  // operation k-1 was due); returns when operation k is due. See TimingMode.
+  std::chrono::steady_clock::time_point wait_for_gap(
+      std::size_t k, std::chrono::steady_clock::time_point deadline) {
+    const std::uint64_t now_ns = trace_.op_time_ns[k], before_ns = trace_.op_time_ns[k - 1];
+    const std::uint64_t gap = now_ns > before_ns ? now_ns - before_ns : 0;
+    if (gap > kMaxRecordedGapNs) return std::chrono::steady_clock::now();  // skipped
+    deadline += std::chrono::nanoseconds(gap);
+    while (std::chrono::steady_clock::now() < deadline) {
+    }
+    return deadline;
+  }
+
+  // Real memory must go back: blocks still live at the end (leaks of the trace, or the rest of an
+  // interrupted replay) are returned through the strategy, then release() empties its cache.
+  void free_live_blocks() {
+    for (std::uint32_t id = 0; id < blocks_.size(); ++id) {
+      if (blocks_[id].address == 0) continue;
+      lane_of(id).strategy->deallocate(blocks_[id]);
+      blocks_[id] = Block{};
+    }
+  }
+
   Lane& lane_of(std::uint32_t id) { return *lanes_[lane_of_origin_[trace_.alloc_origin[id]]]; }
 
   void step(std::size_t k) {
     const ResolvedOp op = trace_.ops[k];
     switch (op.op) {
-      case ReplayOp::alloc: allocate(k, op.id); break;
-      case ReplayOp::free: deallocate(op.id); break;
+      case ReplayOp::alloc:
+        allocate(k, op.id);
+        break;
+      case ReplayOp::free:
+        deallocate(op.id);
+        break;
       case ReplayOp::run_begin:
         if (in_run_) close_run();
         open_run(op.id);
@@ -132,9 +194,9 @@ class SimReplayer {
   void allocate(std::size_t k, std::uint32_t id) {
     Lane& lane = lane_of(id);
     const std::uint64_t size = trace_.alloc_size[id];
-    const std::uint64_t before = lane.counting.reserved_bytes();
+    const std::uint64_t before = lane.counting->reserved_bytes();
     const std::optional<Block> block = lane.strategy->allocate(size, trace_.stream_of(id));
-    reserved_ += lane.counting.reserved_bytes() - before;
+    reserved_ += lane.counting->reserved_bytes() - before;
     if (!block) return;  // counted by the strategy as failed; nothing becomes live
     blocks_[id] = *block;
     live_ += size;
@@ -146,9 +208,9 @@ class SimReplayer {
     if (block.address == 0) return;  // its allocation failed
     Lane& lane = lane_of(id);
     if (options_.check_invariants) lane.live_ranges.erase(block.address);
-    const std::uint64_t before = lane.counting.reserved_bytes();
+    const std::uint64_t before = lane.counting->reserved_bytes();
     lane.strategy->deallocate(block);
-    reserved_ = reserved_ + lane.counting.reserved_bytes() - before;  // may shrink: evictions
+    reserved_ = reserved_ + lane.counting->reserved_bytes() - before;  // may shrink: evictions
     live_ -= trace_.alloc_size[id];
     block = Block{};
   }
@@ -167,7 +229,7 @@ class SimReplayer {
 
   void recount_reserved() {
     reserved_ = 0;
-    for (auto& lane : lanes_) reserved_ += lane->counting.reserved_bytes();
+    for (auto& lane : lanes_) reserved_ += lane->counting->reserved_bytes();
   }
 
   Totals totals() const {
@@ -180,8 +242,8 @@ class SimReplayer {
       t.evictions += s.evictions;
       t.slack += s.slack_bytes;
       t.cached += s.cached_bytes;
-      t.upstream_allocs += lane->counting.allocs();
-      t.upstream_frees += lane->counting.frees();
+      t.upstream_allocs += lane->counting->allocs();
+      t.upstream_frees += lane->counting->frees();
     }
     return t;
   }
@@ -222,10 +284,19 @@ class SimReplayer {
     m.final_cached_bytes = t.cached;
     m.slack_bytes = t.slack;
     result_.series = series_.take();
+    if (latencies_) result_.latency = latencies_->summaries(options_.touch);
+    if (modelled_) {
+      result_.modelled = *modelled_;
+      const auto hit_ns = std::llround(options_.cost_model->hit_ns);
+      result_.modelled->hits = t.hits * static_cast<std::uint64_t>(hit_ns);
+    }
   }
 
   const ResolvedTrace& trace_;
   const ReplayOptions& options_;
+  bool real_ = false;
+  std::unique_ptr<ReplayLatencies> latencies_;  // real upstreams only; shared by every lane
+  std::optional<ModelledTime> modelled_;        // with a cost model only; shared by every lane
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::vector<std::size_t> lane_of_origin_;
   std::vector<Block> blocks_;
@@ -239,9 +310,18 @@ class SimReplayer {
 
 }  // namespace
 
+ReplayOutcome replay_trace(const ResolvedTrace& trace, std::string_view spec,
+                           const ReplayOptions& options) {
+  return Replayer(trace, spec, options).run();
+}
+
 ReplayOutcome replay_sim(const ResolvedTrace& trace, std::string_view spec,
                          const ReplayOptions& options) {
-  return SimReplayer(trace, spec, options).run();
+  if (options.upstream == "sim") return replay_trace(trace, spec, options);
+  ReplayOptions sim = options;
+  sim.upstream = "sim";
+  sim.touch = false;
+  return replay_trace(trace, spec, sim);
 }
 
 }  // namespace alloclab

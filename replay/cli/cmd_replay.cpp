@@ -5,10 +5,12 @@
 #include <fstream>
 #include <iostream>
 
+#include "alloclab/replay/cost_model.hpp"
 #include "alloclab/replay/parallel.hpp"
 #include "alloclab/replay/report.hpp"
 #include "alloclab/replay/sim_replay.hpp"
 #include "alloclab/strategies/params.hpp"
+#include "alloclab/strategies/upstream/registry.hpp"
 #include "cli_common.hpp"
 #include "progress.hpp"
 #include "replay_table.hpp"
@@ -25,9 +27,29 @@ struct ReplayCommand {
   std::size_t jobs = 0;
   std::string memory_limit;
   bool check = false;
+  std::string upstream = "sim";
+  bool touch = false;
+  std::string timing = "asap";
+  std::string cost_model;
 };
 
 void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
+  // Options are checked before the trace is read: a typo should not cost a long load.
+  const bool real = is_real_upstream(cmd.upstream);
+  if (real) make_upstream(cmd.upstream);  // throws: unknown name (listing the known), no library
+  if (cmd.touch && !real)
+    throw std::invalid_argument("--touch needs a real upstream (e.g. --upstream host-malloc)");
+  if (cmd.timing != "asap" && cmd.timing != "recorded")
+    throw std::invalid_argument("--timing '" + cmd.timing + "': expected asap or recorded");
+  if (cmd.timing == "recorded" && !real)
+    throw std::invalid_argument("--timing recorded needs a real upstream");
+  if (!cmd.cost_model.empty() && real)
+    throw std::invalid_argument(
+        "--cost-model applies to simulation (--upstream sim): a real "
+        "upstream measures time instead");
+  std::optional<CostModel> cost_model;
+  if (!cmd.cost_model.empty()) cost_model = load_cost_model(cmd.cost_model);
+
   LoadedTrace loaded = load_trace(cmd.path, cmd.format);
   const ResolvedTrace resolved = resolve(loaded.trace);
   TraceSummary summary = summarize(loaded.trace, resolved);
@@ -38,6 +60,18 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
   ReplayOptions options;
   if (!cmd.memory_limit.empty()) options.memory_limit = parse_size(cmd.memory_limit);
   options.check_invariants = cmd.check;
+  options.upstream = cmd.upstream;
+  options.touch = cmd.touch;
+  options.timing = cmd.timing == "recorded" ? TimingMode::recorded : TimingMode::asap;
+  if (cost_model) options.cost_model = &*cost_model;
+  // Timings of replays running side by side would measure each other: one at a time.
+  std::size_t jobs = cmd.jobs;
+  if (real) {
+    if (cmd.jobs > 1 || (cmd.jobs == 0 && cmd.specs.size() > 1))
+      std::fprintf(stderr, "alloclab: note: replays on %s run one at a time (-j ignored)\n",
+                   cmd.upstream.c_str());
+    jobs = 1;
+  }
   InterruptGuard interrupt;
   options.cancel = &interrupt.flag();
   ProgressBar progress("replay", resolved.ops.size() * cmd.specs.size());
@@ -45,8 +79,8 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
 
   std::vector<StrategyResult> results(cmd.specs.size());
   std::vector<char> cut(cmd.specs.size(), 0);
-  parallel_for(cmd.specs.size(), cmd.jobs, [&](std::size_t i) {
-    ReplayOutcome outcome = replay_sim(resolved, cmd.specs[i], options);
+  parallel_for(cmd.specs.size(), jobs, [&](std::size_t i) {
+    ReplayOutcome outcome = replay_trace(resolved, cmd.specs[i], options);
     results[i] = std::move(outcome.result);
     cut[i] = outcome.interrupted;
   });
@@ -62,6 +96,12 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
 
   ReportContext context;
   context.command_line = command_line;
+  if (real) {
+    context.mode = "real";
+    context.upstream = cmd.upstream;
+    context.touch = cmd.touch;
+    context.timing = cmd.timing;
+  }
   if (!cmd.json_out.empty()) {
     write_json_output(cmd.json_out, make_report(summary, results, context));
   }
@@ -75,7 +115,9 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
 void add_replay_command(CLI::App& app) {
   auto cmd = std::make_shared<ReplayCommand>();
   CLI::App* sub = app.add_subcommand(
-      "replay", "Replay a trace against strategies in deterministic simulation and compare them");
+      "replay",
+      "Replay a trace against strategies (deterministic simulation, or timed on a real "
+      "allocator with --upstream) and compare them");
   sub->add_option("trace", cmd->path, "trace file")->required();
   sub->add_option("-s,--strategy", cmd->specs,
                   "strategy spec, e.g. exact or fifo-shrink:max=64MiB (repeatable; "
@@ -88,6 +130,17 @@ void add_replay_command(CLI::App& app) {
   sub->add_option("--memory-limit", cmd->memory_limit,
                   "emulate a device of this size (e.g. 8GiB): the upstream fails beyond it");
   sub->add_flag("--check", cmd->check, "check invariants after every operation (slow)");
+  sub->add_option("--upstream", cmd->upstream,
+                  "allocator under the strategies: sim (default), host-malloc, host-mmap, "
+                  "host-jemalloc, host-mimalloc; a real one times every call");
+  sub->add_flag("--touch", cmd->touch,
+                "real upstreams: write every 4 KiB page of each block handed out (timed apart)");
+  sub->add_option("--timing", cmd->timing,
+                  "real upstreams: asap (default) or recorded (reproduce the trace's gaps with a "
+                  "busy wait; gaps over 1 s are skipped)");
+  sub->add_option("--cost-model", cmd->cost_model,
+                  "simulation: report modelled allocation time: host, cuda or a cost-model JSON "
+                  "file (alloclab calibrate writes one)");
   sub->callback([cmd] { run_replay(*cmd, command_line()); });
 }
 

@@ -1,8 +1,12 @@
 #pragma once
 // The numbers a replay produces, with exactly the meanings of STRATEGIES.md ("Metrics").
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "alloclab/replay/latency.hpp"
 
 namespace alloclab {
 
@@ -53,12 +57,26 @@ struct SeriesPoint {
   bool operator==(const SeriesPoint&) const = default;
 };
 
+// Modelled time of one simulated replay under a cost model (`--cost-model`), whole nanoseconds
+// (each call's cost is rounded).
+struct ModelledTime {
+  std::uint64_t upstream_allocate = 0;    // every upstream allocate call (failed ones too)
+  std::uint64_t upstream_deallocate = 0;  // upstream deallocates during the replay
+  std::uint64_t hits = 0;                 // hits × hit_ns
+  std::uint64_t total() const { return upstream_allocate + upstream_deallocate + hits; }
+  bool operator==(const ModelledTime&) const = default;
+};
+
 struct StrategyResult {
   std::string strategy;  // the spec as given
   Metrics metrics;
   std::vector<RunMetrics> runs;
   std::vector<SeriesPoint> series;
   double wall_seconds = 0;  // not part of the deterministic output
+  // Real replay only (empty in simulation): latency by name (strategy_allocate,
+  // strategy_deallocate, upstream_allocate, upstream_deallocate, and touch with --touch).
+  std::map<std::string, LatencySummary> latency;
+  std::optional<ModelledTime> modelled;  // simulation with a cost model only
 };
 
 }  // namespace alloclab

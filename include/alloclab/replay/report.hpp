@@ -15,7 +15,11 @@ namespace alloclab {
 inline constexpr int report_schema_version = 1;
 
 struct ReportContext {
-  std::string mode = "sim";
+  std::string mode = "sim";  // "sim" or "real"
+  // Real mode only (written only when mode is "real"): the upstream's name, --touch, --timing.
+  std::string upstream;
+  bool touch = false;
+  std::string timing = "asap";
   std::string command_line;
   bool partial = false;  // the replay was interrupted: some results are missing or cut short
 };

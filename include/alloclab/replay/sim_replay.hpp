@@ -1,9 +1,11 @@
 #pragma once
-// Deterministic simulation replay: a resolved trace against one strategy spec on the simulated
-// upstream. Same trace and spec, same counters, on every run and machine.
+// Replay of a resolved trace against one strategy spec, over the simulated upstream
+// (deterministic: same trace and spec, same counters, on every run and machine) or over a real
+// one (`host-malloc`, ...: the same replayer and strategy code, plus timing adaptors).
 #include <atomic>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "alloclab/replay/metrics.hpp"
@@ -11,11 +13,27 @@
 
 namespace alloclab {
 
+struct CostModel;
+
+// How a real replay spaces its operations: `asap` one after the other; `recorded` waits (busy,
+// on steady_clock) so that each operation starts as long after the one before as in the trace.
+// Gaps longer than kMaxRecordedGapNs are not waited at all (a program idle for seconds says
+// nothing about its allocator); being behind the trace's clock is not made up by waiting less.
+enum class TimingMode { asap, recorded };
+inline constexpr std::uint64_t kMaxRecordedGapNs = 1'000'000'000;
+
 struct ReplayOptions {
   std::size_t max_series_points = 2000;
-  // Emulates a smaller device: the simulated upstream of each device fails beyond this many
-  // reserved bytes.
+  // Emulates a smaller device: the upstream of each device fails beyond this many reserved bytes.
   std::optional<std::uint64_t> memory_limit;
+  // "sim" (default) or a real upstream of make_upstream (strategies/upstream/registry.hpp). A
+  // real upstream times every strategy and upstream call into StrategyResult::latency and
+  // frees every block it got at the end.
+  std::string upstream = "sim";
+  bool touch = false;  // real only: write each page of every block handed out (timed: `touch`)
+  TimingMode timing = TimingMode::asap;  // real only
+  // Simulation only: charge each upstream call and hit to this model (StrategyResult::modelled).
+  const CostModel* cost_model = nullptr;
   // Checks after every operation that reserved >= live and that no two live blocks overlap;
   // throws std::logic_error naming the operation otherwise. Slow: for tests.
   bool check_invariants = false;
@@ -30,7 +48,13 @@ struct ReplayOutcome {
   bool interrupted = false;
 };
 
-// Throws SpecError for a bad spec.
+// Throws SpecError for a bad spec, UpstreamError for an upstream that cannot be made, and
+// std::invalid_argument for options that do not go together (--touch on `sim`, a cost model on
+// a real upstream).
+ReplayOutcome replay_trace(const ResolvedTrace& trace, std::string_view spec,
+                           const ReplayOptions& options = {});
+
+// replay_trace on the simulated upstream, whatever options.upstream says.
 ReplayOutcome replay_sim(const ResolvedTrace& trace, std::string_view spec,
                          const ReplayOptions& options = {});
 

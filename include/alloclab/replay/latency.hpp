@@ -1,0 +1,64 @@
+#pragma once
+// LatencyHistogram: a log-bucketed distribution of durations in nanoseconds (HDR histogram
+// style), for the timings of real replay.
+//
+// Buckets: values below 128 ns each have their own bucket (exact); from 128 ns on, each power of
+// two [2^k, 2^(k+1)) is split into 128 equal sub-buckets of width 2^(k-7). A percentile is the
+// midpoint of the bucket it falls in, clamped to [min, max]: its relative error is at most half
+// a sub-bucket, 1/256 < 0.4% (< 1% promised). count, total and max are exact.
+#include <cstdint>
+#include <vector>
+
+namespace alloclab {
+
+// What a report shows of one histogram.
+struct LatencySummary {
+  std::uint64_t count = 0;
+  std::uint64_t p50_ns = 0, p90_ns = 0, p99_ns = 0, p999_ns = 0;
+  std::uint64_t max_ns = 0;
+  std::uint64_t total_ns = 0;
+  bool operator==(const LatencySummary&) const = default;
+};
+
+class LatencyHistogram {
+ public:
+  static constexpr unsigned kSubBucketBits = 7;  // 128 sub-buckets per power of two
+  static constexpr std::uint64_t kSubBuckets = std::uint64_t{1} << kSubBucketBits;
+
+  LatencyHistogram();
+  void record(std::uint64_t ns) {
+    ++buckets_[index_of(ns)];
+    ++count_;
+    total_ += ns;
+    if (ns > max_) max_ = ns;
+    if (ns < min_) min_ = ns;
+  }
+  void merge(const LatencyHistogram& other);
+
+  std::uint64_t count() const { return count_; }
+  std::uint64_t total() const { return total_; }
+  std::uint64_t max() const { return max_; }
+  std::uint64_t min() const { return count_ ? min_ : 0; }
+  // The value at quantile q in [0, 1]: the smallest recorded value v (to bucket accuracy) with at
+  // least ceil(q * count) values <= v. 0 when empty.
+  std::uint64_t percentile(double q) const;
+  LatencySummary summary() const;
+
+  static std::size_t index_of(std::uint64_t ns) {
+    if (ns < kSubBuckets) return static_cast<std::size_t>(ns);
+    const unsigned k = 63u - static_cast<unsigned>(__builtin_clzll(ns));  // k >= 7
+    const unsigned shift = k - kSubBucketBits;
+    return static_cast<std::size_t>(kSubBuckets * (shift + 1) + ((ns >> shift) - kSubBuckets));
+  }
+  // The range [low, high] of values that fall in bucket `index`.
+  static std::uint64_t bucket_low(std::size_t index);
+  static std::uint64_t bucket_high(std::size_t index);
+
+ private:
+  static constexpr std::size_t kBuckets = kSubBuckets * (64 - kSubBucketBits + 1);
+  std::vector<std::uint64_t> buckets_;
+  std::uint64_t count_ = 0, total_ = 0, max_ = 0;
+  std::uint64_t min_ = ~std::uint64_t{0};
+};
+
+}  // namespace alloclab

@@ -1,0 +1,60 @@
+#include "alloclab/replay/latency.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace alloclab {
+
+LatencyHistogram::LatencyHistogram() : buckets_(kBuckets, 0) {}
+
+std::uint64_t LatencyHistogram::bucket_low(std::size_t index) {
+  if (index < kSubBuckets) return index;
+  const std::uint64_t shift = index / kSubBuckets - 1;
+  const std::uint64_t sub = index % kSubBuckets;
+  return (kSubBuckets + sub) << shift;
+}
+
+std::uint64_t LatencyHistogram::bucket_high(std::size_t index) {
+  if (index < kSubBuckets) return index;
+  const std::uint64_t shift = index / kSubBuckets - 1;
+  return bucket_low(index) + ((std::uint64_t{1} << shift) - 1);
+}
+
+void LatencyHistogram::merge(const LatencyHistogram& other) {
+  for (std::size_t i = 0; i < kBuckets; ++i) buckets_[i] += other.buckets_[i];
+  count_ += other.count_;
+  total_ += other.total_;
+  max_ = std::max(max_, other.max_);
+  min_ = std::min(min_, other.min_);
+}
+
+std::uint64_t LatencyHistogram::percentile(double q) const {
+  if (count_ == 0) return 0;
+  q = std::clamp(q, 0.0, 1.0);
+  const auto rank = std::max<std::uint64_t>(
+      1, static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count_))));
+  std::uint64_t seen = 0;
+  for (std::size_t i = 0; i < kBuckets; ++i) {
+    seen += buckets_[i];
+    if (seen >= rank) {
+      const std::uint64_t low = bucket_low(i), high = bucket_high(i);
+      const std::uint64_t mid = low + (high - low) / 2;
+      return std::clamp(mid, min(), max_);
+    }
+  }
+  return max_;
+}
+
+LatencySummary LatencyHistogram::summary() const {
+  LatencySummary s;
+  s.count = count_;
+  s.p50_ns = percentile(0.50);
+  s.p90_ns = percentile(0.90);
+  s.p99_ns = percentile(0.99);
+  s.p999_ns = percentile(0.999);
+  s.max_ns = max_;
+  s.total_ns = total_;
+  return s;
+}
+
+}  // namespace alloclab

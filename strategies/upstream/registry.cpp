@@ -1,0 +1,60 @@
+#include "alloclab/strategies/upstream/registry.hpp"
+
+#include "alloclab/strategies/upstream/host_library.hpp"
+#include "alloclab/strategies/upstream/host_malloc.hpp"
+#include "alloclab/strategies/upstream/host_mmap.hpp"
+#include "alloclab/strategies/upstream/limit.hpp"
+#include "alloclab/strategies/upstream/sim.hpp"
+
+namespace alloclab {
+namespace {
+
+// A LimitUpstream that owns what it wraps.
+class OwningLimitUpstream final : public Upstream {
+ public:
+  OwningLimitUpstream(std::unique_ptr<Upstream> inner, std::uint64_t limit)
+      : inner_(std::move(inner)), limit_(*inner_, limit) {}
+  std::optional<Block> allocate(std::uint64_t bytes) override { return limit_.allocate(bytes); }
+  void deallocate(const Block& block) override { limit_.deallocate(block); }
+
+ private:
+  std::unique_ptr<Upstream> inner_;
+  LimitUpstream limit_;
+};
+
+std::unique_ptr<Upstream> make_real(std::string_view name) {
+  if (name == "host-malloc") return std::make_unique<HostMallocUpstream>();
+  if (name == "host-mmap") return std::make_unique<HostMmapUpstream>();
+  if (name == "host-jemalloc")
+    return std::make_unique<HostLibraryUpstream>(HostLibraryUpstream::Library::jemalloc);
+  if (name == "host-mimalloc")
+    return std::make_unique<HostLibraryUpstream>(HostLibraryUpstream::Library::mimalloc);
+  std::string known;
+  for (const std::string& n : upstream_names()) known += (known.empty() ? "" : ", ") + n;
+  throw UpstreamError("unknown upstream '" + std::string(name) + "' (known: " + known + ")");
+}
+
+}  // namespace
+
+const std::vector<std::string>& upstream_names() {
+  static const std::vector<std::string> names = {"sim", "host-malloc", "host-mmap", "host-jemalloc",
+                                                 "host-mimalloc"};
+  return names;
+}
+
+bool is_real_upstream(std::string_view name) {
+  return name != "sim";
+}
+
+std::unique_ptr<Upstream> make_upstream(std::string_view name, const UpstreamOptions& options) {
+  if (name == "sim") {
+    SimUpstreamOptions sim;
+    if (options.limit_bytes) sim.limit_bytes = *options.limit_bytes;
+    return std::make_unique<SimUpstream>(sim);
+  }
+  std::unique_ptr<Upstream> real = make_real(name);
+  if (!options.limit_bytes) return real;
+  return std::make_unique<OwningLimitUpstream>(std::move(real), *options.limit_bytes);
+}
+
+}  // namespace alloclab

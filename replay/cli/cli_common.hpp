@@ -46,6 +46,7 @@ void add_strategies_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
 void add_advise_command(CLI::App& app);
+void add_record_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 
 // The command line as the user typed it (recorded in reports).

@@ -1,0 +1,267 @@
+// `alloclab record` on torture programs: each trace must resolve without anomalies and agree
+// with the program's own counters.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "record_test_util.hpp"
+
+namespace alloclab::test {
+namespace {
+
+struct Traced {
+  Recorded recorded;
+  Trace trace;
+  ResolvedTrace resolved;
+  std::map<std::string, std::uint64_t> counts;
+};
+
+// Records `program` (argument: the counters file) and loads everything back.
+Traced record_program(const ScratchDir& dir, const std::string& program,
+                      const std::string& args = {}, int expected_status = 0) {
+  Traced run;
+  const std::string trace = dir.file("trace.alt");
+  const std::string counts = dir.file("counts.txt");
+  run.recorded = record(trace, program + " " + counts + " " + args, "TORTURE_COUNTS=" + counts);
+  EXPECT_EQ(run.recorded.status, expected_status) << run.recorded.output;
+  run.trace = read_alt(trace);
+  EXPECT_TRUE(run.trace.warnings.empty()) << run.trace.warnings.front();
+  run.resolved = resolve(run.trace);
+  run.counts = read_counts(counts);
+  return run;
+}
+
+void expect_no_anomalies(const Traced& run) {
+  const Anomalies& a = run.resolved.anomalies;
+  EXPECT_EQ(a.total(), 0u) << "free_unknown " << a.free_unknown << ", double_free " << a.double_free
+                           << ", alloc_over_live " << a.alloc_over_live;
+  EXPECT_EQ(a.free_null, 0u);
+}
+
+TEST(Record, eight_threads_handing_blocks_to_each_other) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const Traced run = record_program(dir, TORTURE_THREADS);
+  expect_no_anomalies(run);
+  const RunCounts c = count_in_runs(run.trace, "work");
+  EXPECT_EQ(c.runs, 1u);
+  EXPECT_EQ(c.allocs, run.counts.at("allocs"));
+  EXPECT_EQ(c.frees, run.counts.at("frees"));
+  EXPECT_EQ(run.counts.at("allocs"), 8u * 20000u);
+  EXPECT_GE(run.trace.origins().size(), 9u);  // main and 8 workers
+  EXPECT_NE(run.recorded.output.find("0 dropped"), std::string::npos) << run.recorded.output;
+}
+
+TEST(Record, realloc_chains_in_place_and_moving) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const Traced run = record_program(dir, TORTURE_REALLOC);
+  expect_no_anomalies(run);
+  const RunCounts c = count_in_runs(run.trace, "work");
+  EXPECT_EQ(c.allocs, run.counts.at("allocs"));
+  EXPECT_EQ(c.frees, run.counts.at("frees"));
+  EXPECT_GT(run.counts.at("in_place"), 0u);
+  EXPECT_GT(run.counts.at("moved"), 0u);
+  // In place: free(old) then alloc at the same address. Moved: alloc(new) then free(old).
+  std::uint64_t in_place = 0, moved = 0;
+  bool inside = false;
+  for (std::size_t i = 0; i + 1 < run.trace.size(); ++i) {
+    if (run.trace.op(i) == Op::run_begin || run.trace.op(i) == Op::run_end)
+      inside = run.trace.op(i) == Op::run_begin;
+    if (!inside) continue;
+    const Op a = run.trace.op(i);
+    const Op b = run.trace.op(i + 1);
+    const bool same = run.trace.address(i) == run.trace.address(i + 1);
+    in_place += a == Op::free && b == Op::alloc && same;
+    moved += a == Op::alloc && b == Op::free && !same;
+  }
+  EXPECT_EQ(in_place, run.counts.at("in_place"));
+  EXPECT_EQ(moved, run.counts.at("moved"));
+}
+
+TEST(Record, memalign_family_with_alignments) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const Traced run = record_program(dir, TORTURE_MEMALIGN);
+  expect_no_anomalies(run);
+  const RunCounts c = count_in_runs(run.trace, "work");
+  EXPECT_EQ(c.allocs, run.counts.at("allocs"));
+  EXPECT_EQ(c.frees, run.counts.at("frees"));
+  EXPECT_EQ(run.counts.at("misaligned"), 0u);
+  const auto aligned = [&](std::uint64_t a) {
+    auto it = c.allocs_by_alignment.find(a);
+    return it == c.allocs_by_alignment.end() ? 0 : it->second;
+  };
+  EXPECT_EQ(aligned(64), run.counts.at("align64"));
+  EXPECT_EQ(aligned(256), run.counts.at("align256"));
+  EXPECT_EQ(aligned(4096), run.counts.at("align4096"));
+}
+
+TEST(Record, fork_without_exec_leaves_the_parent_trace_whole_and_the_child_untraced) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const Traced run = record_program(dir, TORTURE_FORK);
+  expect_no_anomalies(run);
+  const RunCounts c = count_in_runs(run.trace, "work");
+  EXPECT_EQ(c.allocs, run.counts.at("allocs"));
+  EXPECT_EQ(c.frees, run.counts.at("frees"));
+  // The children allocate 5000 + i bytes, i in [1, 1000): none of that may appear.
+  for (std::size_t i = 0; i < run.trace.size(); ++i)
+    if (run.trace.op(i) == Op::alloc) {
+      ASSERT_FALSE(run.trace.size_of(i) > 5000 && run.trace.size_of(i) < 6000) << "event " << i;
+    }
+}
+
+TEST(Record, signal_handler_events_nest_inside_recording) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const Traced run = record_program(dir, TORTURE_SIGNAL);
+  expect_no_anomalies(run);
+  const RunCounts c = count_in_runs(run.trace, "work");
+  EXPECT_EQ(c.allocs, run.counts.at("allocs"));
+  EXPECT_EQ(c.frees, run.counts.at("frees"));
+  EXPECT_EQ(c.maps, run.counts.at("maps"));
+  EXPECT_EQ(c.unmaps, run.counts.at("maps"));
+  EXPECT_GE(run.counts.at("maps"), 200u);
+}
+
+TEST(Record, static_constructors_and_destructors_that_allocate) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const Traced run = record_program(dir, TORTURE_STATIC_OBJECTS);
+  expect_no_anomalies(run);
+  EXPECT_EQ(count_in_runs(run.trace, "ctor").allocs, run.counts.at("ctor_allocs"));
+  EXPECT_EQ(count_in_runs(run.trace, "main").allocs, run.counts.at("main_allocs"));
+  EXPECT_EQ(count_in_runs(run.trace, "dtor").allocs, run.counts.at("dtor_allocs"));
+  EXPECT_EQ(count_in_runs(run.trace, "dtor").frees, run.counts.at("dtor_allocs"));
+}
+
+TEST(Record, program_that_closes_every_descriptor) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const Traced run = record_program(dir, TORTURE_CLOSEFDS);
+  expect_no_anomalies(run);
+  const RunCounts c = count_in_runs(run.trace, "work");
+  EXPECT_EQ(c.allocs, run.counts.at("allocs"));
+  EXPECT_EQ(c.frees, run.counts.at("frees"));
+}
+
+TEST(Record, exit_status_and_fatal_signal_pass_through) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  EXPECT_EQ(record(dir.file("a.alt"), std::string(TORTURE_STATUS) + " exit3").status, 3);
+  const Recorded killed = record(dir.file("b.alt"), std::string(TORTURE_STATUS) + " sigterm");
+  EXPECT_EQ(killed.status, 128 + 15) << killed.output;
+  EXPECT_NE(killed.output.find("signal 15"), std::string::npos) << killed.output;
+  EXPECT_EQ(record(dir.file("c.alt"), std::string(TORTURE_STATUS)).status, 0);
+  const Recorded missing = record(dir.file("d.alt"), "/nonexistent/program");
+  EXPECT_EQ(missing.status, 127);
+  EXPECT_NE(missing.output.find("cannot run"), std::string::npos) << missing.output;
+}
+
+TEST(Record, refuses_to_overwrite_an_existing_trace) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  std::ofstream(dir.file("taken.alt")) << "mine";
+  const Recorded r = record(dir.file("taken.alt"), std::string(TORTURE_STATUS));
+  EXPECT_EQ(r.status, 2) << r.output;
+  std::ifstream in(dir.file("taken.alt"));
+  std::string text;
+  in >> text;
+  EXPECT_EQ(text, "mine");
+}
+
+TEST(Record, run_markers_from_c) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const Traced run = record_program(dir, TORTURE_MARKERS);
+  expect_no_anomalies(run);
+  ASSERT_EQ(run.resolved.runs.size(), 3u);
+  EXPECT_EQ(run.resolved.runs[0].label, "forward");
+  EXPECT_EQ(run.resolved.runs[2].label.size(), 63u);
+  EXPECT_EQ(count_in_runs(run.trace, "forward").allocs, 2u);
+  std::uint64_t marks = 0;
+  for (std::size_t i = 0; i < run.trace.size(); ++i)
+    if (run.trace.op(i) == Op::mark) marks += run.trace.label(i) == "middle";
+  EXPECT_EQ(marks, 3u);
+}
+
+TEST(Record, markers_cost_nothing_without_the_tracer) {
+  ScratchDir dir;
+  const std::string counts = dir.file("counts.txt");
+  EXPECT_EQ(std::system((std::string(TORTURE_MARKERS) + " " + counts).c_str()), 0);
+  EXPECT_EQ(read_counts(counts).at("runs"), 3u);
+}
+
+TEST(Record, run_markers_from_python) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  if (!std::filesystem::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
+  ScratchDir dir;
+  const std::string script = dir.file("script.py");
+  std::ofstream(script) << "import sys\nsys.path.insert(0, '" << ALLOCLAB_PYTHON_DIR << "')\n"
+                        << "import alloclab_markers as m\n"
+                        << "assert m.traced()\n"
+                        << "for i in range(2):\n"
+                        << "    with m.run('forward'):\n"
+                        << "        data = bytearray(1 << 20)\n"
+                        << "        m.mark('inside')\n"
+                        << "        del data\n";
+  const Recorded r = record(dir.file("py.alt"), "/usr/bin/python3 " + script);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Trace trace = read_alt(dir.file("py.alt"));
+  const ResolvedTrace resolved = resolve(trace);
+  EXPECT_EQ(resolved.anomalies.total(), 0u);
+  ASSERT_EQ(resolved.runs.size(), 2u);
+  EXPECT_EQ(resolved.runs[1].label, "forward");
+  const RunCounts c = count_in_runs(trace, "forward");
+  EXPECT_GE(c.allocs + c.maps, 2u);  // the bytearray, at least
+}
+
+TEST(Record, abort_leaves_a_readable_trace_up_to_the_abort) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const Traced run = record_program(dir, TORTURE_ABORT, {}, 128 + 6);
+  expect_no_anomalies(run);
+  const RunCounts c = count_in_runs(run.trace, "work");
+  EXPECT_EQ(c.allocs, run.counts.at("allocs"));
+  EXPECT_EQ(c.frees, run.counts.at("frees"));
+  EXPECT_EQ(run.resolved.anomalies.unterminated_runs, 1u);
+}
+
+TEST(Record, metadata_describes_the_recording) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const Recorded r = record(dir.file("m.alt"), std::string(TORTURE_STATUS) + " exit3");
+  ASSERT_EQ(r.status, 3);
+  const Trace trace = read_alt(dir.file("m.alt"));
+  EXPECT_EQ(trace.metadata.value("clock", ""), "CLOCK_MONOTONIC");
+  EXPECT_NE(trace.metadata.value("command_line", "").find("exit3"), std::string::npos);
+  EXPECT_GT(trace.metadata.value("pid", 0), 0);
+  EXPECT_EQ(trace.metadata.value("min_size", 1), 0);
+  EXPECT_TRUE(trace.metadata.contains("host"));
+}
+
+TEST(Record, min_size_skips_small_blocks_and_their_frees) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string counts = dir.file("counts.txt");
+  const Recorded r =
+      record(dir.file("t.alt"), std::string(TORTURE_THREADS) + " " + counts, {}, "--min-size 1000");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Trace trace = read_alt(dir.file("t.alt"));
+  EXPECT_EQ(resolve(trace).anomalies.total(), 0u);
+  EXPECT_EQ(trace.metadata.value("min_size", 0), 1000);
+  const RunCounts c = count_in_runs(trace, "work");
+  // Usable size >= 1000 means requested size > 1000 - 24 (glibc's chunk overhead and rounding).
+  for (std::size_t i = 0; i < trace.size(); ++i)
+    if (trace.op(i) == Op::alloc) {
+      ASSERT_GE(trace.size_of(i), 1000u - 32u) << "event " << i;
+    }
+  EXPECT_GT(c.allocs, 0u);
+  EXPECT_LT(c.allocs, read_counts(counts).at("allocs"));
+  EXPECT_EQ(c.allocs, c.frees + (c.allocs - c.frees));  // pairs are checked by resolve()
+}
+
+}  // namespace
+}  // namespace alloclab::test

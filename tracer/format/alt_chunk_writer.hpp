@@ -1,0 +1,29 @@
+#pragma once
+// Building the bytes of an .alt header and of one chunk, shared by write_alt (whole files) and
+// AltStreamWriter (appending while a program runs), so the on-disk layout exists once.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "alloclab/trace/trace.hpp"
+
+namespace alloclab::detail {
+
+// The file header (magic, version, metadata, checksum). Adds "format" and, when missing,
+// "tool_version" to the metadata.
+std::vector<std::uint8_t> build_alt_header(const nlohmann::json& metadata);
+
+// Buffers reused from chunk to chunk.
+struct ChunkScratch {
+  std::vector<std::uint8_t> raw;
+};
+
+// Events [begin, end) of `trace` as one complete chunk (header + zstd payload) in `out`, ready
+// to be written with a single write. Throws std::runtime_error on a compression failure and
+// std::invalid_argument when the range holds more events than a chunk may.
+void build_alt_chunk(const Trace& trace, std::size_t begin, std::size_t end, int zstd_level,
+                     ChunkScratch& scratch, std::vector<std::uint8_t>& out);
+
+}  // namespace alloclab::detail

@@ -1,0 +1,274 @@
+// The interposed allocation functions. Each one calls the real function (found with
+// dlsym(RTLD_NEXT)) and, when tracing, records the event in the order recorder.hpp explains.
+#include <dlfcn.h>
+#include <malloc.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+#include "preload.hpp"
+#include "recorder.hpp"
+
+namespace alloclab::preload {
+namespace {
+
+using MallocFn = void* (*)(std::size_t);
+using CallocFn = void* (*)(std::size_t, std::size_t);
+using ReallocFn = void* (*)(void*, std::size_t);
+using FreeFn = void (*)(void*);
+using PosixMemalignFn = int (*)(void**, std::size_t, std::size_t);
+using AlignedFn = void* (*)(std::size_t, std::size_t);
+using MmapFn = void* (*)(void*, std::size_t, int, int, int, off_t);
+using MunmapFn = int (*)(void*, std::size_t);
+
+struct RealFunctions {
+  MallocFn malloc;
+  CallocFn calloc;
+  ReallocFn realloc;
+  FreeFn free;
+  PosixMemalignFn posix_memalign;
+  AlignedFn aligned_alloc;
+  AlignedFn memalign;
+  MallocFn valloc;
+  MallocFn pvalloc;
+  MmapFn mmap;
+  MunmapFn munmap;
+};
+RealFunctions real;
+
+// dlsym itself may call calloc before the real one is known: serve that from a static arena.
+// Its blocks are never freed (free() ignores them) and never recorded.
+alignas(64) char g_arena[64 * 1024];
+std::atomic<std::size_t> g_arena_used{0};
+
+bool in_arena(const void* p) {
+  return p >= static_cast<const void*>(g_arena) &&
+         p < static_cast<const void*>(g_arena + sizeof g_arena);
+}
+
+void* arena_alloc(std::size_t size, std::size_t alignment = 16) {
+  if (alignment < 16) alignment = 16;
+  std::size_t used = g_arena_used.load();
+  for (;;) {
+    const std::size_t start = (used + alignment - 1) & ~(alignment - 1);
+    if (start + size > sizeof g_arena || start + size < start) return nullptr;
+    if (g_arena_used.compare_exchange_weak(used, start + size)) return g_arena + start;
+  }
+}
+
+template <typename Fn>
+Fn next_symbol(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+constexpr std::uint8_t op_alloc = 0;
+constexpr std::uint8_t op_free = 1;
+constexpr std::uint8_t kind_host = 0;
+constexpr std::uint8_t kind_mapped = 4;
+
+// --min-size: decide on the block's usable size, which is the same at alloc and at free, so a
+// recorded allocation always gets its free recorded and a skipped one never does.
+bool big_enough(void* p) {
+  return g.min_size == 0 || malloc_usable_size(p) >= g.min_size;
+}
+
+void after_alloc(void* p, std::size_t size, std::size_t alignment) {
+  if (p && tracing() && big_enough(p))
+    record_event(op_alloc, kind_host, reinterpret_cast<std::uintptr_t>(p), size, alignment);
+}
+
+void before_free(void* p) {
+  if (p && tracing() && big_enough(p))
+    record_event(op_free, kind_host, reinterpret_cast<std::uintptr_t>(p), 0, 0);
+}
+
+void ensure_ready() {
+  if (g.state.load(std::memory_order_acquire) == static_cast<int>(State::uninitialized))
+    initialize();
+}
+
+// realloc and reallocarray: free(old) is ordered before the call (the old block may be handed
+// to another thread as soon as the real realloc returns), alloc(new) after it. A moved block is
+// flagged so the writer can put alloc(new) first, as the replay model wants.
+template <typename Call>
+void* traced_realloc(void* old, std::size_t size, Call&& call) {
+  if (!old || !tracing()) return call();
+  const bool record_old = big_enough(old);
+  const Pending freed = record_old ? begin_record() : Pending{nullptr, 0};
+  void* p = call();
+  if (p == nullptr) {
+    // Size 0 frees the block (glibc); any other failure leaves it allocated.
+    const bool freed_it = size == 0;
+    complete_record(freed, freed_it ? op_free : op_skip, kind_host,
+                    reinterpret_cast<std::uintptr_t>(old), 0, 0);
+    return p;
+  }
+  complete_record(freed, op_free, kind_host, reinterpret_cast<std::uintptr_t>(old), 0, 0);
+  if (big_enough(p)) {
+    const Pending made = begin_record();
+    complete_record(made, op_alloc, kind_host, reinterpret_cast<std::uintptr_t>(p), size, 0,
+                    p != old ? flag_realloc_new : 0, freed.record ? freed.seq : 0);
+  }
+  return p;
+}
+
+}  // namespace
+
+void resolve_real_functions() {
+  real.calloc = next_symbol<CallocFn>("calloc");
+  real.malloc = next_symbol<MallocFn>("malloc");
+  real.realloc = next_symbol<ReallocFn>("realloc");
+  real.free = next_symbol<FreeFn>("free");
+  real.posix_memalign = next_symbol<PosixMemalignFn>("posix_memalign");
+  real.aligned_alloc = next_symbol<AlignedFn>("aligned_alloc");
+  real.memalign = next_symbol<AlignedFn>("memalign");
+  real.valloc = next_symbol<MallocFn>("valloc");
+  real.pvalloc = next_symbol<MallocFn>("pvalloc");
+  real.mmap = next_symbol<MmapFn>("mmap");
+  real.munmap = next_symbol<MunmapFn>("munmap");
+}
+
+}  // namespace alloclab::preload
+
+using namespace alloclab::preload;
+
+#define ALLOCLAB_EXPORT extern "C" __attribute__((visibility("default")))
+
+ALLOCLAB_EXPORT void* malloc(std::size_t size) {
+  ensure_ready();
+  if (!real.malloc) return arena_alloc(size);
+  void* p = real.malloc(size);
+  after_alloc(p, size, 0);
+  return p;
+}
+
+ALLOCLAB_EXPORT void* calloc(std::size_t n, std::size_t size) {
+  ensure_ready();
+  if (!real.calloc) {
+    if (size && n > SIZE_MAX / size) return nullptr;
+    return arena_alloc(n * size);  // static storage: already zero
+  }
+  void* p = real.calloc(n, size);
+  after_alloc(p, n * size, 0);
+  return p;
+}
+
+ALLOCLAB_EXPORT void free(void* p) {
+  if (!p || in_arena(p)) return;
+  ensure_ready();
+  if (!real.free) return;  // only while dlsym itself runs: leak rather than crash
+  before_free(p);
+  real.free(p);
+}
+
+ALLOCLAB_EXPORT void* realloc(void* old, std::size_t size) {
+  ensure_ready();
+  if (in_arena(old)) {
+    void* p = malloc(size);
+    if (p) {
+      const std::size_t room =
+          static_cast<std::size_t>(g_arena + sizeof g_arena - static_cast<char*>(old));
+      std::memcpy(p, old, size < room ? size : room);
+    }
+    return p;
+  }
+  if (!real.realloc) return nullptr;
+  if (!old) {
+    void* p = real.realloc(nullptr, size);
+    after_alloc(p, size, 0);
+    return p;
+  }
+  void* p = traced_realloc(old, size, [&] { return real.realloc(old, size); });
+  return p;
+}
+
+// glibc's reallocarray calls realloc through the PLT, i.e. our realloc: calling it here as well
+// would record the event twice. So it is realloc with an overflow check, as in glibc.
+ALLOCLAB_EXPORT void* reallocarray(void* old, std::size_t n, std::size_t size) {
+  if (size && n > SIZE_MAX / size) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return realloc(old, n * size);
+}
+
+ALLOCLAB_EXPORT int posix_memalign(void** out, std::size_t alignment, std::size_t size) {
+  ensure_ready();
+  if (!real.posix_memalign) {
+    *out = arena_alloc(size, alignment);
+    return *out ? 0 : ENOMEM;
+  }
+  const int status = real.posix_memalign(out, alignment, size);
+  if (status == 0) after_alloc(*out, size, alignment);
+  return status;
+}
+
+ALLOCLAB_EXPORT void* aligned_alloc(std::size_t alignment, std::size_t size) {
+  ensure_ready();
+  if (!real.aligned_alloc) return arena_alloc(size, alignment);
+  void* p = real.aligned_alloc(alignment, size);
+  after_alloc(p, size, alignment);
+  return p;
+}
+
+ALLOCLAB_EXPORT void* memalign(std::size_t alignment, std::size_t size) {
+  ensure_ready();
+  if (!real.memalign) return arena_alloc(size, alignment);
+  void* p = real.memalign(alignment, size);
+  // glibc rounds a non-power-of-two alignment up; record what was honoured.
+  std::size_t recorded = 1;
+  while (recorded < alignment) recorded <<= 1;
+  after_alloc(p, size, alignment ? recorded : 0);
+  return p;
+}
+
+ALLOCLAB_EXPORT void* valloc(std::size_t size) {
+  ensure_ready();
+  const std::size_t page = 4096;
+  if (!real.valloc) return arena_alloc(size, page);
+  void* p = real.valloc(size);
+  after_alloc(p, size, page);
+  return p;
+}
+
+ALLOCLAB_EXPORT void* pvalloc(std::size_t size) {
+  ensure_ready();
+  const std::size_t page = 4096;
+  if (!real.pvalloc) return arena_alloc(size, page);
+  void* p = real.pvalloc(size);
+  // pvalloc rounds the size up to whole pages: that is what the program got.
+  after_alloc(p, (size + page - 1) & ~(page - 1), page);
+  return p;
+}
+
+ALLOCLAB_EXPORT void* mmap(void* addr, std::size_t length, int prot, int flags, int fd,
+                           off_t offset) {
+  ensure_ready();
+  if (!real.mmap) {
+    // Before the real mmap is known (dlsym at work): the system call itself.
+    return reinterpret_cast<void*>(::syscall(SYS_mmap, addr, length, prot, flags, fd, offset));
+  }
+  void* p = real.mmap(addr, length, prot, flags, fd, offset);
+  if (p != MAP_FAILED && (flags & MAP_ANONYMOUS) && tracing() && length >= g.min_size) {
+    if (mapping_insert(reinterpret_cast<std::uintptr_t>(p)))
+      record_event(op_alloc, kind_mapped, reinterpret_cast<std::uintptr_t>(p), length, 0);
+  }
+  return p;
+}
+
+ALLOCLAB_EXPORT void* mmap64(void* addr, std::size_t length, int prot, int flags, int fd,
+                             off_t offset) {
+  return mmap(addr, length, prot, flags, fd, offset);
+}
+
+ALLOCLAB_EXPORT int munmap(void* addr, std::size_t length) {
+  ensure_ready();
+  if (tracing() && mapping_erase(reinterpret_cast<std::uintptr_t>(addr)))
+    record_event(op_free, kind_mapped, reinterpret_cast<std::uintptr_t>(addr), 0, 0);
+  if (!real.munmap) return static_cast<int>(::syscall(SYS_munmap, addr, length));
+  return real.munmap(addr, length);
+}

@@ -1,0 +1,11 @@
+#pragma once
+// Life cycle of the preload tracer (writer.cpp): initialisation on the first event or in the
+// library constructor, the writer thread, flushes at exit, on fatal signals and on demand.
+namespace alloclab::preload {
+
+// Finds the real allocation functions and decides, from the environment, whether this process
+// is traced. Safe to call from the first malloc of the process; idempotent.
+void initialize();
+void resolve_real_functions();
+
+}  // namespace alloclab::preload

@@ -1,0 +1,204 @@
+// The hot path: slot reservation, buffers, labels, the mapping table. No locks, no malloc.
+#include "recorder.hpp"
+
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace alloclab::preload {
+
+constinit Globals g;
+thread_local int t_guard __attribute__((tls_model("initial-exec"))) = 0;
+
+namespace {
+
+thread_local std::atomic<Buffer*> t_buffer __attribute__((tls_model("initial-exec"))){nullptr};
+thread_local std::uint64_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
+thread_local bool t_key_set __attribute__((tls_model("initial-exec"))) = false;
+// Nesting depth of begin_record on this thread (> 1 inside a signal handler that interrupted
+// a record): only the outermost call may wait for the writer.
+thread_local int t_depth __attribute__((tls_model("initial-exec"))) = 0;
+
+pthread_key_t g_thread_key;
+std::atomic<bool> g_thread_key_ready{false};
+
+void thread_key_destructor(void*) {
+  thread_exit_handover();
+}
+
+// Waits (outside signal handlers only) while the writer is behind, so memory stays bounded.
+bool wait_for_room() {
+  if (g.live_buffers.load(std::memory_order_relaxed) < g.max_buffers) return true;
+  if (t_depth > 1) return true;      // nested: never block, go over the bound a little
+  for (int i = 0; i < 10000; ++i) {  // at most ~10 s, then drop rather than hang
+    if (g.final_flush_done.load(std::memory_order_relaxed)) return false;
+    if (g.live_buffers.load(std::memory_order_relaxed) < g.max_buffers) return true;
+    const timespec pause{0, 1'000'000};
+    nanosleep(&pause, nullptr);
+  }
+  return false;
+}
+
+// Replaces `full` (or nothing) by a fresh buffer; returns the thread's current buffer.
+Buffer* acquire_buffer(Buffer* full) {
+  if (!wait_for_room()) return nullptr;
+  auto* fresh = static_cast<Buffer*>(raw_map(sizeof(Buffer)));
+  if (!fresh) return nullptr;
+  if (t_tid == 0) t_tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
+  fresh->thread = t_tid;  // the rest is zero: mmap'ed memory
+  g.live_buffers.fetch_add(1, std::memory_order_relaxed);
+  Buffer* head = g.new_buffers.load(std::memory_order_relaxed);
+  do {
+    fresh->next_new = head;
+  } while (!g.new_buffers.compare_exchange_weak(head, fresh, std::memory_order_seq_cst,
+                                                std::memory_order_relaxed));
+  Buffer* expected = full;
+  if (t_buffer.compare_exchange_strong(expected, fresh)) {
+    if (full) full->abandoned.store(true, std::memory_order_release);
+    if (!t_key_set && g_thread_key_ready.load(std::memory_order_acquire)) {
+      t_key_set = true;
+      GuardScope guard;
+      pthread_setspecific(g_thread_key, fresh);
+    }
+    return fresh;
+  }
+  // A signal handler on this thread replaced the buffer meanwhile: use its buffer, and let the
+  // writer retire ours (empty).
+  fresh->abandoned.store(true, std::memory_order_release);
+  return expected;
+}
+
+}  // namespace
+
+void init_thread_key() {
+  if (pthread_key_create(&g_thread_key, thread_key_destructor) == 0)
+    g_thread_key_ready.store(true, std::memory_order_release);
+}
+
+void thread_exit_handover() {
+  Buffer* b = t_buffer.exchange(nullptr);
+  if (b) b->abandoned.store(true, std::memory_order_release);
+  // Events after this (other destructors of the exiting thread) start a new buffer and set the
+  // key again, which runs this destructor once more.
+  t_key_set = false;
+}
+
+std::uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);  // vDSO: no system call
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+void* raw_map(std::size_t bytes) {
+  // A system call, not mmap(): our own mmap is interposed.
+  const long p = ::syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == -1) return nullptr;
+  return reinterpret_cast<void*>(p);
+}
+
+void raw_unmap(void* p, std::size_t bytes) {
+  ::syscall(SYS_munmap, p, bytes);
+}
+
+Pending begin_record() {
+  ++t_depth;
+  Buffer* b = t_buffer.load(std::memory_order_relaxed);
+  for (;;) {
+    if (!b) {
+      b = acquire_buffer(nullptr);
+      if (!b) break;
+    }
+    // A relaxed RMW is enough for same-thread reentrancy; seq_cst orders it before the
+    // sequence number for the writer (see recorder.hpp).
+    const std::uint32_t slot = b->reserved.fetch_add(1, std::memory_order_seq_cst);
+    if (slot < buffer_records) {
+      const std::uint64_t seq = g.seq.fetch_add(1, std::memory_order_seq_cst);
+      --t_depth;
+      return Pending{&b->records[slot], seq};
+    }
+    b = acquire_buffer(b);
+    if (!b) break;
+  }
+  --t_depth;
+  g.dropped.fetch_add(1, std::memory_order_relaxed);
+  return Pending{nullptr, 0};
+}
+
+void complete_record(const Pending& pending, std::uint8_t op, std::uint8_t kind,
+                     std::uint64_t address, std::uint64_t size, std::uint64_t alignment,
+                     std::uint8_t flags, std::uint64_t pair_seq) {
+  Record* r = pending.record;
+  if (!r) return;
+  r->time_ns = now_ns();
+  r->address = address;
+  r->size = size;
+  r->pair_seq = pair_seq;
+  r->alignment = static_cast<std::uint32_t>(alignment);
+  r->op = op;
+  r->kind = kind;
+  r->flags = flags;
+  r->seq_plus1.store(pending.seq + 1, std::memory_order_release);
+}
+
+void record_event(std::uint8_t op, std::uint8_t kind, std::uint64_t address, std::uint64_t size,
+                  std::uint64_t alignment) {
+  complete_record(begin_record(), op, kind, address, size, alignment);
+}
+
+void record_marker(std::uint8_t op, const char* label) {
+  const Pending pending = begin_record();
+  if (!pending.record) return;
+  const std::uint64_t index = g.label_next.fetch_add(1, std::memory_order_relaxed) % label_slots;
+  LabelSlot& slot = g.labels[index];
+  slot.seq_plus1.store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  std::size_t n = 0;
+  if (label)
+    while (n + 1 < label_bytes && label[n] != '\0') ++n;
+  std::memcpy(slot.text, label ? label : "", n);
+  slot.text[n] = '\0';
+  slot.seq_plus1.store(pending.seq + 1, std::memory_order_release);
+  complete_record(pending, op, 0, index, 0, 0);
+}
+
+namespace {
+inline constexpr std::size_t mapping_slots = 1u << 16;
+inline constexpr std::uint64_t mapping_empty = 0;
+inline constexpr std::uint64_t mapping_deleted = 1;  // mappings are page aligned: never 1
+std::atomic<std::uint64_t> g_mappings[mapping_slots];
+
+std::size_t mapping_hash(std::uint64_t address) {
+  return static_cast<std::size_t>((address >> 12) * 0x9E3779B97F4A7C15ull >> 48) &
+         (mapping_slots - 1);
+}
+}  // namespace
+
+bool mapping_insert(std::uint64_t address) {
+  std::size_t i = mapping_hash(address);
+  for (std::size_t probe = 0; probe < 256; ++probe, i = (i + 1) & (mapping_slots - 1)) {
+    std::uint64_t current = g_mappings[i].load(std::memory_order_relaxed);
+    if ((current == mapping_empty || current == mapping_deleted) &&
+        g_mappings[i].compare_exchange_strong(current, address))
+      return true;
+  }
+  return false;
+}
+
+bool mapping_erase(std::uint64_t address) {
+  std::size_t i = mapping_hash(address);
+  for (std::size_t probe = 0; probe < 256; ++probe, i = (i + 1) & (mapping_slots - 1)) {
+    std::uint64_t current = g_mappings[i].load(std::memory_order_relaxed);
+    if (current == mapping_empty) return false;
+    if (current == address && g_mappings[i].compare_exchange_strong(current, mapping_deleted))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace alloclab::preload

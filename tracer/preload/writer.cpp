@@ -1,0 +1,399 @@
+// The preload tracer's life cycle and its writer thread.
+//
+// Every 50 ms the writer takes S = the sequence counter, collects every record with a sequence
+// number below S from all buffers (waiting for the few slots still being filled), sorts them,
+// and appends them as chunks. Everything below S is then on disk, so a killed program loses at
+// most the last ~100 ms. The same flush runs at exit (library destructor and atexit) and, on
+// request of a thread that received a fatal signal, before that signal kills the process.
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "alloclab/trace/alt_stream_writer.hpp"
+#include "alloclab/trace/event.hpp"
+#include "preload.hpp"
+#include "recorder.hpp"
+
+namespace alloclab::preload {
+namespace {
+
+struct Item {
+  std::uint64_t seq;
+  std::uint64_t time_ns;
+  std::uint64_t address;
+  std::uint64_t size;
+  std::uint64_t pair_seq;
+  std::uint64_t thread;
+  std::uint32_t alignment;
+  std::uint8_t op;
+  std::uint8_t kind;
+  std::uint8_t flags;
+};
+
+// Writer state: used only under g_flush_lock.
+pthread_mutex_t g_flush_lock = PTHREAD_MUTEX_INITIALIZER;
+Buffer* g_owned = nullptr;
+std::uint64_t g_emitted_below = 0;
+AltStreamWriter* g_writer = nullptr;
+bool g_write_failed = false;
+
+pthread_t g_writer_thread;
+std::atomic<bool> g_writer_running{false};
+std::atomic<bool> g_writer_stop{false};
+std::atomic<std::uint64_t> g_flush_requests{0};
+std::atomic<std::uint64_t> g_flush_done{0};
+thread_local bool t_is_writer __attribute__((tls_model("initial-exec"))) = false;
+
+void say(const char* text) {
+  const ssize_t ignored = ::write(2, text, std::strlen(text));
+  (void)ignored;
+}
+
+void sleep_ms(long ms) {
+  const timespec pause{ms / 1000, (ms % 1000) * 1'000'000};
+  nanosleep(&pause, nullptr);
+}
+
+// Waits until a reserved slot is complete. Slots complete within a few instructions of being
+// reserved, so a normal flush waits as long as it takes; a final or crash flush gives up after
+// `patience` so a thread that died (or was interrupted for good) mid-record cannot hang it.
+bool wait_complete(const Record& r, bool bounded) {
+  for (long spin = 0; r.seq_plus1.load(std::memory_order_acquire) == 0; ++spin) {
+    if (spin < 1000) continue;
+    if (bounded && spin > 1000 + 100) return false;  // ~100 ms
+    sleep_ms(1);
+  }
+  return true;
+}
+
+void adopt_new_buffers() {
+  Buffer* fresh = g.new_buffers.exchange(nullptr, std::memory_order_seq_cst);
+  while (fresh) {
+    Buffer* next = fresh->next_new;
+    fresh->next_owned = g_owned;
+    g_owned = fresh;
+    fresh = next;
+  }
+}
+
+// Collects the records with g_emitted_below <= seq < S, in sequence order.
+void collect(std::uint64_t S, bool bounded, std::vector<Item>& items) {
+  adopt_new_buffers();
+  Buffer** link = &g_owned;
+  while (Buffer* b = *link) {
+    const bool abandoned = b->abandoned.load(std::memory_order_acquire);
+    const std::uint32_t reserved =
+        std::min(b->reserved.load(std::memory_order_seq_cst), buffer_records);
+    std::uint32_t first_left = reserved;
+    for (std::uint32_t i = b->consumed; i < reserved; ++i) {
+      const Record& r = b->records[i];
+      if (!wait_complete(r, bounded)) {
+        if (first_left == reserved) first_left = i;
+        break;
+      }
+      const std::uint64_t seq = r.seq_plus1.load(std::memory_order_acquire) - 1;
+      if (seq >= S) {
+        if (first_left == reserved) first_left = i;
+        continue;
+      }
+      if (seq < g_emitted_below) continue;  // left behind by an earlier pass, already written
+      items.push_back(Item{seq, r.time_ns, r.address, r.size, r.pair_seq, b->thread, r.alignment,
+                           r.op, r.kind, r.flags});
+    }
+    b->consumed = first_left;
+    if (abandoned && b->consumed == reserved) {
+      *link = b->next_owned;
+      raw_unmap(b, sizeof(Buffer));
+      g.live_buffers.fetch_sub(1, std::memory_order_relaxed);
+      continue;
+    }
+    link = &b->next_owned;
+  }
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.seq < b.seq; });
+}
+
+// A realloc that moved was recorded free(old) then alloc(new) (the only safe order to take
+// the numbers in). The replay model wants alloc(new) first; move it up unless an event in
+// between touched the new address (then the recorded order is the true one).
+void order_moved_reallocs(std::vector<Item>& items) {
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const Item& made = items[i];
+    if (!(made.flags & flag_realloc_new) || made.pair_seq >= made.seq) continue;
+    auto it = std::lower_bound(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(i),
+                               made.pair_seq,
+                               [](const Item& a, std::uint64_t seq) { return a.seq < seq; });
+    if (it == items.begin() + static_cast<std::ptrdiff_t>(i) || it->seq != made.pair_seq) continue;
+    bool touched = false;
+    for (auto between = it + 1; between != items.begin() + static_cast<std::ptrdiff_t>(i);
+         ++between)
+      touched |=
+          between->op <= static_cast<std::uint8_t>(Op::free) && between->address == made.address;
+    if (!touched)
+      std::rotate(it, items.begin() + static_cast<std::ptrdiff_t>(i),
+                  items.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+  }
+}
+
+std::string label_of(const Item& item) {
+  const LabelSlot& slot = g.labels[item.address % label_slots];
+  if (slot.seq_plus1.load(std::memory_order_acquire) != item.seq + 1) return "(label lost)";
+  char text[label_bytes];
+  std::memcpy(text, slot.text, label_bytes);
+  text[label_bytes - 1] = '\0';
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (slot.seq_plus1.load(std::memory_order_relaxed) != item.seq + 1) return "(label lost)";
+  return text;
+}
+
+std::uint64_t power_of_two_at_least(std::uint64_t v) {
+  std::uint64_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+void write_items(const std::vector<Item>& items) {
+  Trace trace;
+  trace.reserve(items.size());
+  for (const Item& item : items) {
+    if (item.op > static_cast<std::uint8_t>(Op::mark)) continue;  // op_skip
+    const Op op = static_cast<Op>(item.op);
+    const bool marker = op != Op::alloc && op != Op::free;
+    const std::uint16_t origin = trace.add_origin(Origin{item.thread, cpu_device, 0});
+    const std::uint64_t alignment = item.alignment ? power_of_two_at_least(item.alignment) : 0;
+    const std::uint16_t attrs =
+        Trace::pack_attrs(op, static_cast<MemoryKind>(item.kind), alignment, false);
+    trace.append_raw(item.time_ns, marker ? 0 : item.address, item.size, origin, attrs);
+    if (marker && op != Op::run_end) trace.set_label(trace.size() - 1, label_of(item));
+  }
+  if (g_writer && !g_write_failed) g_writer->append(trace);
+}
+
+// One flush. Caller holds g_flush_lock.
+void flush_locked(bool bounded) {
+  if (g_write_failed) return;
+  try {
+    std::vector<Item> items;
+    const std::uint64_t S = g.seq.load(std::memory_order_seq_cst);
+    collect(S, bounded, items);
+    order_moved_reallocs(items);
+    write_items(items);
+    g_emitted_below = S;
+  } catch (const std::exception& e) {
+    g_write_failed = true;
+    say("alloclab: tracing stopped, cannot write the trace: ");
+    say(e.what());
+    say("\n");
+  }
+}
+
+void flush(bool bounded) {
+  pthread_mutex_lock(&g_flush_lock);
+  flush_locked(bounded);
+  pthread_mutex_unlock(&g_flush_lock);
+}
+
+void* writer_main(void*) {
+  t_is_writer = true;
+  ++t_guard;  // the writer's own allocations are never recorded
+  while (!g_writer_stop.load()) {
+    for (int i = 0; i < 10 && !g_writer_stop.load(); ++i) {
+      if (g_flush_requests.load() > g_flush_done.load()) break;
+      sleep_ms(5);
+    }
+    const std::uint64_t requested = g_flush_requests.load();
+    flush(requested > g_flush_done.load());
+    g_flush_done.store(requested);
+  }
+  return nullptr;
+}
+
+// Asks the writer for a flush and waits for it (at most ~3 s): used where this thread cannot
+// flush itself (a signal handler may have interrupted malloc holding its lock).
+void request_flush_and_wait() {
+  if (!g_writer_running.load() || t_is_writer) return;
+  const std::uint64_t ticket = g_flush_requests.fetch_add(1) + 1;
+  for (int i = 0; i < 3000 && g_flush_done.load() < ticket && g_writer_running.load(); ++i)
+    sleep_ms(1);
+}
+
+constexpr int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+
+void on_fatal_signal(int sig, siginfo_t*, void*) {
+  const int saved_errno = errno;
+  ++t_guard;
+  if (g.pid == getpid()) request_flush_and_wait();
+  --t_guard;
+  errno = saved_errno;
+  // SA_RESETHAND restored the default action: re-raise so the process dies as it would have.
+  raise(sig);
+}
+
+void install_fatal_handlers() {
+  for (int sig : fatal_signals) {
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;  // keep theirs
+    struct sigaction action {};
+    action.sa_sigaction = on_fatal_signal;
+    action.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    sigaction(sig, &action, nullptr);
+  }
+}
+
+void at_fork_child() {
+  // The child has no writer thread and must not touch the parent's file: not traced.
+  g.state.store(static_cast<int>(State::disabled));
+  g_writer_running.store(false);
+}
+
+void at_exit_flush() {
+  if (g.pid != getpid() || !g_writer_running.load()) return;
+  request_flush_and_wait();
+}
+
+std::string read_command_line() {
+  std::string text;
+  const int fd = ::open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char chunk[4096];
+  ssize_t n;
+  while ((n = ::read(fd, chunk, sizeof chunk)) > 0) text.append(chunk, static_cast<std::size_t>(n));
+  ::close(fd);
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  std::replace(text.begin(), text.end(), '\0', ' ');
+  return text;
+}
+
+void start_writer_thread() {
+  sigset_t all, old;
+  sigfillset(&all);
+  // The writer must never run the program's signal handlers: it starts with all blocked.
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  if (pthread_create(&g_writer_thread, nullptr, writer_main, nullptr) == 0)
+    g_writer_running.store(true);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+std::uint64_t parse_u64(const char* text) {
+  if (!text || !*text) return 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  return *end == '\0' ? v : 0;
+}
+
+// Runs once the C runtime is fully up (library constructor): the file, the thread, the hooks.
+void start_tracing() {
+  GuardScope guard;
+  const char* output = std::getenv("ALLOCLAB_OUTPUT");
+  if (!std::getenv("ALLOCLAB_TRACE_PID")) {
+    const std::string pid = std::to_string(getpid());
+    setenv("ALLOCLAB_TRACE_PID", pid.c_str(), 1);  // children that exec are not traced
+  }
+  nlohmann::json metadata = nlohmann::json::object();
+  metadata["tool_version"] = ALLOCLAB_VERSION;
+  metadata["command_line"] = read_command_line();
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  metadata["host"] = host;
+  metadata["pid"] = getpid();
+  metadata["clock"] = "CLOCK_MONOTONIC";
+  metadata["min_size"] = g.min_size;
+  metadata["recorder"] = "alloclab record (liballoclab_preload.so)";
+  try {
+    AltWriteOptions options;
+    options.zstd_level = 3;
+    options.events_per_chunk = buffer_records;
+    g_writer = new AltStreamWriter(output, metadata, options);
+  } catch (const std::system_error& e) {
+    // EEXIST: an image exec'ed in place of the traced one (same pid) finds the file taken.
+    if (e.code().value() != EEXIST) {
+      say("alloclab: not tracing: ");
+      say(e.what());
+      say("\n");
+    }
+    g.state.store(static_cast<int>(State::disabled));
+    return;
+  }
+  init_thread_key();
+  pthread_atfork(nullptr, nullptr, at_fork_child);
+  install_fatal_handlers();
+  std::atexit(at_exit_flush);
+  start_writer_thread();
+}
+
+}  // namespace
+
+void initialize() {
+  int expected = static_cast<int>(State::uninitialized);
+  if (!g.state.compare_exchange_strong(expected, static_cast<int>(State::initializing))) return;
+  GuardScope guard;
+  resolve_real_functions();
+  const char* output = std::getenv("ALLOCLAB_OUTPUT");
+  const std::uint64_t owner = parse_u64(std::getenv("ALLOCLAB_TRACE_PID"));
+  g.pid = getpid();
+  g.min_size = parse_u64(std::getenv("ALLOCLAB_MIN_SIZE"));
+  const bool traced =
+      output && *output && (owner == 0 || owner == static_cast<std::uint64_t>(g.pid));
+  g.state.store(static_cast<int>(traced ? State::enabled : State::disabled),
+                std::memory_order_release);
+}
+
+}  // namespace alloclab::preload
+
+using namespace alloclab::preload;
+
+__attribute__((constructor)) static void alloclab_preload_constructor() {
+  initialize();
+  if (g.state.load() == static_cast<int>(State::enabled)) start_tracing();
+}
+
+__attribute__((destructor(101))) static void alloclab_preload_destructor() {
+  if (g.pid != getpid() || !g_writer_running.load()) return;
+  ++t_guard;
+  g_writer_stop.store(true);
+  pthread_join(g_writer_thread, nullptr);
+  g_writer_running.store(false);
+  if (const std::uint64_t dropped = g.dropped.load()) {
+    const std::string label = "alloclab:dropped=" + std::to_string(dropped);
+    record_marker(static_cast<std::uint8_t>(alloclab::Op::mark), label.c_str());
+  }
+  pthread_mutex_lock(&g_flush_lock);
+  flush_locked(true);
+  if (g_writer && !g_write_failed) {
+    try {
+      g_writer->close();
+    } catch (const std::exception&) {
+    }
+  }
+  g.final_flush_done.store(true);
+  pthread_mutex_unlock(&g_flush_lock);
+  --t_guard;
+}
+
+#define ALLOCLAB_EXPORT extern "C" __attribute__((visibility("default")))
+
+ALLOCLAB_EXPORT void alloclab_preload_run_begin(const char* label) {
+  if (tracing()) record_marker(static_cast<std::uint8_t>(alloclab::Op::run_begin), label);
+}
+ALLOCLAB_EXPORT void alloclab_preload_run_end(void) {
+  if (tracing()) record_marker(static_cast<std::uint8_t>(alloclab::Op::run_end), nullptr);
+}
+ALLOCLAB_EXPORT void alloclab_preload_mark(const char* label) {
+  if (tracing()) record_marker(static_cast<std::uint8_t>(alloclab::Op::mark), label);
+}

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "alloclab/interchange/formats.hpp"
+#include "alloclab/trace/trim.hpp"
 #include "cli_common.hpp"
 
 namespace alloclab::cli {
@@ -14,10 +15,21 @@ struct ConvertOptions {
   std::string output;
   std::string from;
   std::string to;
+  bool trim_to_runs = false;
 };
 
 void run_convert(const ConvertOptions& options) {
-  const LoadedTrace loaded = load_trace(options.input, options.from);
+  LoadedTrace loaded = load_trace(options.input, options.from);
+  if (options.trim_to_runs) {
+    TrimStats stats;
+    loaded.trace = trim_to_runs(loaded.trace, &stats);
+    std::fprintf(stderr,
+                 "alloclab: kept %s events of the runs (dropped %s before, %s after, %s frees of "
+                 "blocks allocated before the first run)\n",
+                 grouped(stats.kept_events).c_str(), grouped(stats.dropped_before).c_str(),
+                 grouped(stats.dropped_after).c_str(),
+                 grouped(stats.dropped_frees_of_earlier_blocks).c_str());
+  }
   TraceFormat to = output_format_from_path(options.output);
   if (!options.to.empty()) {
     const auto parsed = parse_format(options.to);
@@ -41,6 +53,8 @@ void add_convert_command(CLI::App& app) {
   cmd->add_option("output", options->output, "output file")->required();
   cmd->add_option("--from", options->from, "input format: alt, csv, rmm, torch");
   cmd->add_option("--to", options->to, "output format: alt, csv, chrome (Perfetto)");
+  cmd->add_flag("--trim-to-runs", options->trim_to_runs,
+                "keep only the events from the first run_begin to the last run_end");
   cmd->callback([options] { run_convert(*options); });
 }
 

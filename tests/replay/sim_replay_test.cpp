@@ -135,7 +135,15 @@ TEST(SimReplay, traces_without_markers_are_one_run) {
   ASSERT_TRUE(trace.implicit_run);
   const StrategyResult r = replay_sim(trace, "per-run-pool").result;
   ASSERT_EQ(r.runs.size(), 1u);
-  EXPECT_EQ(r.metrics.final_cached_bytes, 0u);  // the implicit run ends after the last op
+  // The implicit run ends with the trace, after the last operation: its pool is still held at
+  // the end (like any cache's) and its release is the uncounted final clean-up.
+  EXPECT_EQ(r.metrics.evictions, 0u);
+  EXPECT_EQ(r.metrics.upstream_frees, 0u);
+  EXPECT_GT(r.metrics.final_cached_bytes, 0u);
+  EXPECT_EQ(r.runs[0].requests, r.metrics.requests);
+  // Inside its one run per-run-pool is a best-fit cache with earliest-added tie-breaks: it
+  // serves as many requests from its pool as best-fit does from its cache.
+  EXPECT_EQ(r.metrics.hits, replay_sim(trace, "best-fit").result.metrics.hits);
 }
 
 TEST(SimReplay, devices_get_separate_allocators) {

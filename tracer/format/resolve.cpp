@@ -36,10 +36,10 @@ class Resolver {
 
     for (std::size_t i = 0; i < trace_.size(); ++i) step(i);
 
-    if (out_.implicit_run) {
-      end_run(trace_.time_ns(trace_.size() - 1));
-    } else if (in_run_) {
-      ++out_.anomalies.unterminated_runs;
+    if (in_run_) {
+      // The implicit run spans the whole trace and so never ends inside it: what a pool holds
+      // at the end is released by the final clean-up, which no metric counts.
+      if (!out_.implicit_run) ++out_.anomalies.unterminated_runs;
       out_.runs.back().end_op = out_.ops.size();
       out_.runs.back().end_time_ns = trace_.empty() ? 0 : trace_.time_ns(trace_.size() - 1);
     }

@@ -93,7 +93,7 @@ void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
         const RunInfo& info = r.runs[op.id];
         s.runs.push_back(RunSummary{info.label, 0, 0, 0, live,
                                     info.end_time_ns - info.begin_time_ns,
-                                    info.end_op < r.ops.size()});
+                                    r.implicit_run || info.end_op < r.ops.size()});
         run = &s.runs.back();
         break;
       }

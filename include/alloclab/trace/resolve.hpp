@@ -52,7 +52,9 @@ struct ResolvedTrace {
   std::vector<std::uint64_t> free_time_ns;   // by allocation id; UINT64_MAX while never freed
   std::vector<Origin> origins;               // copy of the trace's origin table
   std::vector<RunInfo> runs;
-  // The trace had no run markers; the whole trace is one run (run_begin first, run_end last).
+  // The trace had no run markers: the whole trace is one run. A run_begin comes first and no
+  // run_end follows (the run ends with the trace, after the last operation, so like any final
+  // clean-up its release is not counted).
   bool implicit_run = false;
   Anomalies anomalies;
   std::uint64_t segment_allocs = 0;  // the recorded allocator's own upstream calls (not replayed)

@@ -13,9 +13,10 @@ struct CliResult {
   std::string output;  // stdout and stderr together
 };
 
-inline CliResult run_cli(const std::string& args) {
+// Runs a shell command line, stderr merged into stdout.
+inline CliResult run_shell(const std::string& command_line) {
   CliResult r;
-  const std::string command = std::string(ALLOCLAB_CLI) + " " + args + " 2>&1";
+  const std::string command = command_line + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   std::array<char, 4096> buffer;
   std::size_t n;
@@ -23,6 +24,10 @@ inline CliResult run_cli(const std::string& args) {
   const int raw = pclose(pipe);
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   return r;
+}
+
+inline CliResult run_cli(const std::string& args) {
+  return run_shell(std::string(ALLOCLAB_CLI) + " " + args);
 }
 
 }  // namespace alloclab::test

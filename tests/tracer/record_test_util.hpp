@@ -15,6 +15,7 @@
 
 #include "alloclab/trace/alt.hpp"
 #include "alloclab/trace/resolve.hpp"
+#include "tests/cli/cli_test_util.hpp"
 
 namespace alloclab::test {
 
@@ -43,23 +44,13 @@ class ScratchDir {
   std::filesystem::path path_;
 };
 
-struct Recorded {
-  int status = -1;     // alloclab record's exit status
-  std::string output;  // its stdout and stderr
-};
+// alloclab record's exit status and everything it printed.
+using Recorded = CliResult;
 
 inline Recorded record(const std::string& trace, const std::string& command,
                        const std::string& env = {}, const std::string& options = {}) {
-  Recorded r;
-  const std::string line =
-      env + " " + ALLOCLAB_CLI + " record " + options + " -o " + trace + " -- " + command + " 2>&1";
-  FILE* pipe = popen(line.c_str(), "r");
-  std::array<char, 4096> buffer;
-  std::size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.output.append(buffer.data(), n);
-  const int raw = pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return r;
+  return run_shell(env + " " + ALLOCLAB_CLI + " record " + options + " -o " + trace + " -- " +
+                   command);
 }
 
 inline std::map<std::string, std::uint64_t> read_counts(const std::string& path) {

@@ -2,8 +2,14 @@
 // with the program's own counters.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "record_test_util.hpp"
 
@@ -227,6 +233,38 @@ TEST(Record, abort_leaves_a_readable_trace_up_to_the_abort) {
   EXPECT_EQ(c.allocs, run.counts.at("allocs"));
   EXPECT_EQ(c.frees, run.counts.at("frees"));
   EXPECT_EQ(run.resolved.anomalies.unterminated_runs, 1u);
+}
+
+TEST(Record, sigkill_leaves_every_event_flushed_before_it_on_disk) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string trace = dir.file("trace.alt");
+  const std::string counts = dir.file("counts.txt");
+  const pid_t recorder = ::fork();
+  if (recorder == 0) {
+    ::execl(ALLOCLAB_CLI, ALLOCLAB_CLI, "record", "-o", trace.c_str(), "--", TORTURE_KILLED,
+            counts.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // The program writes its pid last, once all its events happened.
+  std::map<std::string, std::uint64_t> c;
+  for (int waited = 0; waited < 20000 && !c.count("pid"); waited += 20) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    c = read_counts(counts);
+  }
+  ASSERT_TRUE(c.count("pid")) << "the program never reported its pid";
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // > the writer's flush period
+  ::kill(static_cast<pid_t>(c.at("pid")), SIGKILL);
+  int status = 0;
+  ::waitpid(recorder, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGKILL);
+
+  const Trace t = read_alt(trace);
+  const ResolvedTrace r = resolve(t);
+  EXPECT_EQ(r.anomalies.total(), 0u);
+  const RunCounts in_run = count_in_runs(t, "work");
+  EXPECT_EQ(in_run.allocs, c.at("allocs"));
+  EXPECT_EQ(in_run.frees, c.at("frees"));
 }
 
 TEST(Record, metadata_describes_the_recording) {

@@ -34,7 +34,7 @@ CalibrationPoint measure(Upstream& upstream, std::uint64_t size, const Calibrate
       point.failed = true;
       break;
     }
-    if (o.touch) touch_pages(block->address, size);
+    if (o.touch) upstream.touch(block->address, size);
     const auto t1 = Clock::now();
     upstream.deallocate(*block);
     const auto t2 = Clock::now();

@@ -38,7 +38,8 @@ struct Lane {
     counting = std::make_unique<CountingUpstream>(*below_counting);
     strategy = make_strategy(spec, *counting);
     if (latencies)
-      strategy = std::make_unique<TimedStrategy>(std::move(strategy), *latencies, options.touch);
+      strategy = std::make_unique<TimedStrategy>(std::move(strategy), *latencies,
+                                                 options.touch ? base.get() : nullptr);
   }
   std::unique_ptr<Upstream> base;
   std::unique_ptr<Upstream> timed;  // the timing or cost-model adaptor, if any

@@ -56,7 +56,8 @@ void add_calibrate_command(CLI::App& app) {
       "calibrate",
       "Measure an allocator's latency by size and write a cost model for --cost-model");
   sub->add_option("--upstream", cmd->upstream,
-                  "host-malloc (default), host-mmap, host-jemalloc or host-mimalloc");
+                  "host-malloc (default), host-mmap, host-jemalloc, host-mimalloc, cuda, "
+                  "cuda-async[:release_threshold=SIZE] or cuda-host");
   sub->add_option("-o,--output", cmd->out, "write the cost-model JSON here");
   sub->add_flag("--touch", cmd->touch,
                 "write every 4 KiB page of each block (counted in allocate)");

@@ -132,9 +132,11 @@ void add_replay_command(CLI::App& app) {
   sub->add_flag("--check", cmd->check, "check invariants after every operation (slow)");
   sub->add_option("--upstream", cmd->upstream,
                   "allocator under the strategies: sim (default), host-malloc, host-mmap, "
-                  "host-jemalloc, host-mimalloc; a real one times every call");
+                  "host-jemalloc, host-mimalloc, cuda, cuda-async[:release_threshold=SIZE], "
+                  "cuda-host (ALLOCLAB_CUDA=ON); a real one times every call");
   sub->add_flag("--touch", cmd->touch,
-                "real upstreams: write every 4 KiB page of each block handed out (timed apart)");
+                "real upstreams: write every 4 KiB page of each block handed out (timed apart; "
+                "cudaMemsetAsync + synchronise on cuda, cuda-async)");
   sub->add_option("--timing", cmd->timing,
                   "real upstreams: asap (default) or recorded (reproduce the trace's gaps with a "
                   "busy wait; gaps over 1 s are skipped)");

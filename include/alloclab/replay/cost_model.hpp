@@ -52,6 +52,7 @@ class ModelledUpstream final : public Upstream {
       : inner_(inner), model_(model), time_(time) {}
   std::optional<Block> allocate(std::uint64_t bytes) override;
   void deallocate(const Block& block) override;
+  void touch(std::uint64_t address, std::uint64_t bytes) override { inner_.touch(address, bytes); }
 
  private:
   Upstream& inner_;

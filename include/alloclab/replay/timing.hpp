@@ -50,25 +50,28 @@ class TimedUpstream final : public Upstream {
     inner_.deallocate(block);
     latencies_.upstream_deallocate.record(elapsed_ns(start, std::chrono::steady_clock::now()));
   }
+  void touch(std::uint64_t address, std::uint64_t bytes) override { inner_.touch(address, bytes); }
 
  private:
   Upstream& inner_;
   ReplayLatencies& latencies_;
 };
 
-// Times each allocate/deallocate of the strategy it owns; with `touch`, writes every page of the
-// requested bytes of each block it hands out, timed separately (ReplayLatencies::touch).
+// Times each allocate/deallocate of the strategy it owns; with a `toucher`, touches the requested
+// bytes of each block it hands out through Upstream::touch (host pages, or a device memset on a
+// CUDA upstream), timed separately (ReplayLatencies::touch).
 class TimedStrategy final : public Strategy {
  public:
-  TimedStrategy(std::unique_ptr<Strategy> inner, ReplayLatencies& latencies, bool touch)
-      : inner_(std::move(inner)), latencies_(latencies), touch_(touch) {}
+  // `toucher` (the upstream under the strategy, or null for no touching) must outlive this.
+  TimedStrategy(std::unique_ptr<Strategy> inner, ReplayLatencies& latencies, Upstream* toucher)
+      : inner_(std::move(inner)), latencies_(latencies), toucher_(toucher) {}
   std::optional<Block> allocate(std::uint64_t size, std::uint64_t stream) override {
     const auto start = std::chrono::steady_clock::now();
     std::optional<Block> block = inner_->allocate(size, stream);
     const auto got = std::chrono::steady_clock::now();
     latencies_.strategy_allocate.record(elapsed_ns(start, got));
-    if (touch_ && block) {
-      touch_pages(block->address, std::min(size, block->capacity));
+    if (toucher_ != nullptr && block) {
+      toucher_->touch(block->address, std::min(size, block->capacity));
       latencies_.touch.record(elapsed_ns(got, std::chrono::steady_clock::now()));
     }
     return block;
@@ -86,7 +89,7 @@ class TimedStrategy final : public Strategy {
  private:
   std::unique_ptr<Strategy> inner_;
   ReplayLatencies& latencies_;
-  bool touch_;
+  Upstream* toucher_;
 };
 
 }  // namespace alloclab

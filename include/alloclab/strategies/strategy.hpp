@@ -8,6 +8,10 @@
 
 namespace alloclab {
 
+// Writes one byte in every 4 KiB page of [address, address + bytes) of host memory: the first use
+// of fresh memory, which pays one page fault per page; memory already used pays none.
+void touch_host_pages(std::uint64_t address, std::uint64_t bytes);
+
 // A range of memory obtained from an upstream, or a piece of one handed out by a strategy.
 struct Block {
   std::uint64_t address = 0;
@@ -21,6 +25,12 @@ class Upstream {
   // A failed allocation is a value (nullopt), never an exception or a crash.
   virtual std::optional<Block> allocate(std::uint64_t bytes) = 0;
   virtual void deallocate(const Block& block) = 0;
+  // `--touch`: first use of [address, address + bytes), a range inside a block this upstream
+  // handed out. Host memory by default (touch_host_pages); device upstreams override it (a
+  // memset on the device, synchronised), and adaptors forward it to what they wrap.
+  virtual void touch(std::uint64_t address, std::uint64_t bytes) {
+    touch_host_pages(address, bytes);
+  }
 };
 
 // Counters a strategy keeps because only it knows them. Upstream calls and reserved bytes are

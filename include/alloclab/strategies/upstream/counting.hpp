@@ -38,6 +38,8 @@ class CountingUpstream final : public Upstream {
     counters_.reserved_bytes -= block.capacity;
   }
 
+  void touch(std::uint64_t address, std::uint64_t bytes) override { inner_.touch(address, bytes); }
+
   const UpstreamCounters& counters() const { return counters_; }
   std::uint64_t allocs() const { return counters_.allocs; }
   std::uint64_t frees() const { return counters_.frees; }

@@ -24,6 +24,7 @@ class LimitUpstream final : public Upstream {
     inner_.deallocate(block);
     held_bytes_ -= block.capacity;
   }
+  void touch(std::uint64_t address, std::uint64_t bytes) override { inner_.touch(address, bytes); }
   std::uint64_t held_bytes() const { return held_bytes_; }
   std::uint64_t limit_bytes() const { return limit_bytes_; }
 

@@ -5,7 +5,12 @@
 //   host-mmap      mmap/munmap of whole pages
 //   host-jemalloc  jemalloc from libjemalloc.so.2 (dlopen; Debian package libjemalloc2)
 //   host-mimalloc  mimalloc from libmimalloc.so.2 (dlopen; Debian package libmimalloc2.0)
-// CUDA upstreams (cuda, cuda-async, cuda-host) are not built yet.
+// and, when built with ALLOCLAB_CUDA=ON (see upstream/cuda.hpp; otherwise these names throw
+// "cuda: alloclab was built without CUDA (ALLOCLAB_CUDA=OFF)"):
+//   cuda           cudaMalloc/cudaFree
+//   cuda-async     cudaMallocAsync/cudaFreeAsync on its own stream;
+//                  cuda-async:release_threshold=SIZE sets the pool's release threshold (default 0)
+//   cuda-host      cudaMallocHost/cudaFreeHost (pinned host memory)
 #include <cstdint>
 #include <memory>
 #include <optional>

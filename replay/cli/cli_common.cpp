@@ -70,6 +70,16 @@ LoadedTrace load_trace(const std::string& path, const std::string& format) {
   return loaded;
 }
 
+ReplayInput load_for_replay(const std::string& path, const std::string& format) {
+  const LoadedTrace loaded = load_trace(path, format);
+  ReplayInput input;
+  input.resolved = resolve(loaded.trace);
+  input.summary = summarize(loaded.trace, input.resolved);
+  input.summary.source = path;
+  input.summary.file_bytes = loaded.file_bytes;
+  return input;
+}
+
 void write_output(const std::string& path, const std::function<void(std::ostream&)>& write) {
   const std::string temporary = path + ".partial";
   {

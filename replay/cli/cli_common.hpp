@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "alloclab/trace/summary.hpp"
 #include "alloclab/trace/trace.hpp"
 
 namespace CLI {
@@ -29,6 +30,14 @@ LoadedTrace load_trace(const std::string& path, const std::string& format = {});
 // `path` once complete, so an interrupted or failed write never leaves a half report.
 void write_output(const std::string& path, const std::function<void(std::ostream&)>& write);
 void write_json_output(const std::string& path, const nlohmann::json& value);
+
+// What replay, sweep and advise start from: the resolved trace and its summary (the events
+// themselves are dropped once resolved).
+struct ReplayInput {
+  ResolvedTrace resolved;
+  TraceSummary summary;
+};
+ReplayInput load_for_replay(const std::string& path, const std::string& format);
 
 // "1.50 MiB", "512 B".
 std::string human_bytes(std::uint64_t bytes);

@@ -52,12 +52,9 @@ void print_advice(const std::vector<Advice>& advice, double target) {
 }
 
 void run_advise(const AdviseCommand& cmd, const std::string& command_line) {
-  LoadedTrace loaded = load_trace(cmd.path, cmd.format);
-  const ResolvedTrace resolved = resolve(loaded.trace);
-  TraceSummary summary = summarize(loaded.trace, resolved);
-  summary.source = cmd.path;
-  summary.file_bytes = loaded.file_bytes;
-  loaded.trace.clear();
+  const ReplayInput input = load_for_replay(cmd.path, cmd.format);
+  const ResolvedTrace& resolved = input.resolved;
+  const TraceSummary& summary = input.summary;
 
   const std::vector<AdviceFamily> families = default_advice_families();
   AdviseOptions options;

@@ -50,12 +50,9 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
   std::optional<CostModel> cost_model;
   if (!cmd.cost_model.empty()) cost_model = load_cost_model(cmd.cost_model);
 
-  LoadedTrace loaded = load_trace(cmd.path, cmd.format);
-  const ResolvedTrace resolved = resolve(loaded.trace);
-  TraceSummary summary = summarize(loaded.trace, resolved);
-  summary.source = cmd.path;
-  summary.file_bytes = loaded.file_bytes;
-  loaded.trace.clear();  // the resolved form is all a replay needs
+  const ReplayInput input = load_for_replay(cmd.path, cmd.format);
+  const ResolvedTrace& resolved = input.resolved;
+  const TraceSummary& summary = input.summary;
 
   ReplayOptions options;
   if (!cmd.memory_limit.empty()) options.memory_limit = parse_size(cmd.memory_limit);

@@ -46,12 +46,9 @@ void run_sweep_command(const SweepCommand& cmd, const std::string& command_line)
   // Templates, specs and the shard are checked before the trace is read: a typo fails at once.
   SweepRun run = plan_sweep(cmd.templates, parse_shard(cmd.shard));
 
-  LoadedTrace loaded = load_trace(cmd.path, cmd.format);
-  const ResolvedTrace resolved = resolve(loaded.trace);
-  TraceSummary summary = summarize(loaded.trace, resolved);
-  summary.source = cmd.path;
-  summary.file_bytes = loaded.file_bytes;
-  loaded.trace.clear();
+  const ReplayInput input = load_for_replay(cmd.path, cmd.format);
+  const ResolvedTrace& resolved = input.resolved;
+  const TraceSummary& summary = input.summary;
 
   ReplayOptions options;
   InterruptGuard interrupt;

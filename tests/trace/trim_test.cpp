@@ -12,13 +12,13 @@ using test::free_event;
 using test::marker;
 
 TEST(Trim, keeps_the_runs_and_drops_frees_of_blocks_allocated_before_them) {
-  const Trace t = test::make_trace({
-      alloc_event(0x10, 100),             // weights: allocated before the runs
-      alloc_event(0x20, 5), free_event(0x20),
-      marker(Op::run_begin, "one"), alloc_event(0x30, 8), free_event(0x10),  // dropped
-      free_event(0x30), alloc_event(0x10, 64),  // 0x10 reused inside the window: kept
-      marker(Op::run_end), marker(Op::run_begin, "two"), free_event(0x10), marker(Op::run_end),
-      alloc_event(0x40, 1), free_event(0x40)});
+  const Trace t = test::make_trace(
+      {alloc_event(0x10, 100),  // weights: allocated before the runs
+       alloc_event(0x20, 5), free_event(0x20), marker(Op::run_begin, "one"), alloc_event(0x30, 8),
+       free_event(0x10),                         // dropped
+       free_event(0x30), alloc_event(0x10, 64),  // 0x10 reused inside the window: kept
+       marker(Op::run_end), marker(Op::run_begin, "two"), free_event(0x10), marker(Op::run_end),
+       alloc_event(0x40, 1), free_event(0x40)});
   TrimStats stats;
   const Trace trimmed = trim_to_runs(t, &stats);
   EXPECT_EQ(stats.dropped_before, 3u);

@@ -48,11 +48,11 @@ Trace trim_to_runs(const Trace& trace, TrimStats* stats) {
   s.kept_events = out.size();
   s.dropped_before = first;
   s.dropped_after = trace.size() - 1 - last;
-  out.metadata["trimmed"] = {{"to", "runs"},
-                             {"dropped_before", s.dropped_before},
-                             {"dropped_after", s.dropped_after},
-                             {"dropped_frees_of_earlier_blocks",
-                              s.dropped_frees_of_earlier_blocks}};
+  out.metadata["trimmed"] = {
+      {"to", "runs"},
+      {"dropped_before", s.dropped_before},
+      {"dropped_after", s.dropped_after},
+      {"dropped_frees_of_earlier_blocks", s.dropped_frees_of_earlier_blocks}};
   return out;
 }
 

@@ -60,7 +60,8 @@ TEST(AltDamage, future_version_asks_for_an_upgrade) {
   file.write(bytes);
   EXPECT_EQ(load_error(file), file.path() +
                                   "@8, header: format version 9 is newer than this alloclab "
-                                  "reads (1); upgrade alloclab");
+                                  "reads (" +
+                                  std::to_string(alt_format_version) + "); upgrade alloclab");
 }
 
 TEST(AltDamage, truncated_header_is_an_error) {
@@ -125,6 +126,24 @@ TEST(AltDamage, flipped_byte_inside_a_chunk_loses_only_that_chunk) {
   ASSERT_EQ(t.warnings.size(), 1u);
   EXPECT_EQ(t.warnings[0], file.path() + "@" + std::to_string(at) +
                                ", chunk 4: checksum mismatch; chunk skipped, 100 events lost");
+}
+
+TEST(AltDamage, tail_read_counts_every_intact_chunk_and_decodes_only_the_last) {
+  TempFile file("tail.alt");
+  std::vector<char> bytes = written(ten_chunk_trace(), file);
+  bytes[chunk_offset(bytes, 4) + 30] ^= 0x01;
+  file.write(bytes);
+  AltLoadStats stats;
+  const Trace t = read_alt_tail(file.path(), &stats);
+  EXPECT_EQ(stats.events, 900u);
+  EXPECT_EQ(stats.damaged_chunks, 1u);
+  ASSERT_EQ(t.size(), 100u);
+  EXPECT_EQ(t.address(0), 0x1000u + 900 * 64);  // the last chunk
+  ASSERT_EQ(t.warnings.size(), 1u);
+  EXPECT_NE(t.warnings[0].find("chunk 4: checksum mismatch"), std::string::npos);
+  AltLoadStats full;
+  EXPECT_EQ(read_alt(file.path(), &full).size(), 900u);
+  EXPECT_EQ(full.events, 900u);
 }
 
 TEST(AltDamage, damaged_chunk_header_resynchronises_on_the_next_chunk) {

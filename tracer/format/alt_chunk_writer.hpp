@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "alloclab/trace/trace.hpp"
+#include "alt_codec.hpp"
 
 namespace alloclab::detail {
 
@@ -18,6 +19,7 @@ std::vector<std::uint8_t> build_alt_header(const nlohmann::json& metadata);
 // Buffers reused from chunk to chunk.
 struct ChunkScratch {
   std::vector<std::uint8_t> raw;
+  StackCursor written;  // frames and stacks already defined by earlier chunks of the file
 };
 
 // Events [begin, end) of `trace` as one complete chunk (header + zstd payload) in `out`, ready

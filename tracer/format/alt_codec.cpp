@@ -1,8 +1,11 @@
 #include "alt_codec.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <exception>
-#include <unordered_map>
+#include <string_view>
 
+#include "address_map.hpp"
 #include "varint.hpp"
 
 namespace alloclab::detail {
@@ -14,12 +17,59 @@ bool is_memory_op(Op op) {
 
 constexpr std::uint64_t small_delta_limit = std::uint64_t{1} << 62;
 
+void put_text(std::vector<std::uint8_t>& out, std::string_view text) {
+  put_varint(out, text.size());
+  out.insert(out.end(), text.begin(), text.end());
+}
+
+void encode_stack_tables(const Trace& trace, std::size_t begin, std::size_t end,
+                         StackCursor& cursor, std::vector<std::uint8_t>& out) {
+  const auto& frames = trace.frames();
+  put_varint(out, cursor.frames);
+  put_varint(out, frames.size() - std::min(cursor.frames, frames.size()));
+  for (std::size_t f = cursor.frames; f < frames.size(); ++f) {
+    put_varint(out, frames[f].address);
+    put_text(out, frames[f].function);
+    put_text(out, frames[f].module);
+  }
+  cursor.frames = std::max(cursor.frames, frames.size());
+  const auto& stacks = trace.stacks();
+  put_varint(out, cursor.stacks);
+  put_varint(out, stacks.size() - std::min(cursor.stacks, stacks.size()));
+  for (std::size_t k = cursor.stacks; k < stacks.size(); ++k) {
+    put_varint(out, stacks[k].size());
+    for (std::uint32_t f : stacks[k]) put_varint(out, f);
+  }
+  cursor.stacks = std::max(cursor.stacks, stacks.size());
+
+  std::vector<std::pair<std::size_t, std::uint32_t>> ids;
+  if (trace.has_stacks())
+    for (std::size_t i = begin; i < end; ++i)
+      if (const std::uint32_t id = trace.stack_id(i)) ids.emplace_back(i, id);
+  put_varint(out, ids.size());
+  std::size_t previous = begin;
+  for (const auto& [i, id] : ids) {
+    put_varint(out, i - previous);
+    previous = i;
+    put_varint(out, id);
+  }
+}
+
+// Times that all end in the same zero bits (a recorder with a coarser clock, microsecond
+// imports) are stored without them.
+unsigned common_time_shift(const Trace& trace, std::size_t begin, std::size_t end) {
+  std::uint64_t bits = 0;
+  for (std::size_t i = begin; i < end; ++i) bits |= trace.time_ns(i);
+  return bits == 0 ? 0 : static_cast<unsigned>(std::countr_zero(bits));
+}
+
 }  // namespace
 
-void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end,
+void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackCursor& cursor,
                   std::vector<std::uint8_t>& out) {
   out.clear();
   const std::size_t n = end - begin;
+  out.reserve(n * 12);  // typical encoded size, so the columns rarely reallocate
 
   std::vector<std::uint16_t> global_to_local(trace.origins().size(), 0xFFFF);
   std::vector<std::uint16_t> local_origins;
@@ -53,17 +103,23 @@ void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end,
     out.insert(out.end(), text.begin(), text.end());
   }
 
+  encode_stack_tables(trace, begin, end, cursor, out);
+  const unsigned shift = common_time_shift(trace, begin, end);
+  put_varint(out, shift);
+
   for (std::size_t i = begin; i < end; ++i) put_varint(out, trace.raw_attrs(i));
   for (std::size_t k = 0; k < n; ++k) put_varint(out, local_index[k]);
   std::uint64_t previous_time = 0;
   for (std::size_t i = begin; i < end; ++i) {
-    put_varint(out, zigzag(static_cast<std::int64_t>(trace.time_ns(i) - previous_time)));
-    previous_time = trace.time_ns(i);
+    const std::uint64_t t = trace.time_ns(i) >> shift;
+    put_varint(out, zigzag(static_cast<std::int64_t>(t - previous_time)));
+    previous_time = t;
   }
   for (std::size_t i = begin; i < end; ++i) put_varint(out, trace.size_of(i));
 
-  std::unordered_map<std::uint64_t, std::uint64_t> live_ordinal;  // address -> alloc ordinal
-  live_ordinal.reserve(n);
+  // address -> alloc ordinal (a chunk holds < 2^32 events). AddressMap cannot hold address 0:
+  // a block there is simply never back-referenced, its free is delta-coded like any other.
+  AddressMap live_ordinal;
   std::uint64_t allocs = 0;
   std::uint64_t previous_address = 0;
   for (std::size_t i = begin; i < end; ++i) {
@@ -73,11 +129,10 @@ void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end,
       put_varint(out, address);
       continue;
     }
-    if (op == Op::free) {
-      auto it = live_ordinal.find(address);
-      if (it != live_ordinal.end()) {
-        put_varint(out, ((allocs - it->second) << 1) | 1);
-        live_ordinal.erase(it);
+    if (op == Op::free && address != 0) {
+      if (const std::uint32_t* ordinal = live_ordinal.find(address)) {
+        put_varint(out, ((allocs - *ordinal) << 1) | 1);
+        live_ordinal.erase(address);
         continue;
       }
     }
@@ -89,13 +144,76 @@ void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end,
       put_varint(out, zz);
     }
     previous_address = address;
-    if (op == Op::alloc) live_ordinal[address] = allocs++;
+    if (op == Op::alloc) {
+      if (address != 0) live_ordinal.put(address, static_cast<std::uint32_t>(allocs));
+      ++allocs;
+    }
   }
 }
 
+namespace {
+
+bool decode_stack_tables(VarintReader& in, std::uint32_t events, ChunkExtras& extras,
+                         std::string& error) {
+  auto fail = [&](std::string what) {
+    error = std::move(what);
+    return false;
+  };
+  auto text = [&](std::string& into) {
+    const std::uint64_t length = in.next();
+    const std::uint8_t* bytes = in.take(length);
+    if (!bytes) return false;
+    into.assign(reinterpret_cast<const char*>(bytes), length);
+    return true;
+  };
+  // Each definition takes at least one byte, so a count beyond the payload is corrupt.
+  const std::uint64_t limit = in.remaining();
+  extras.frames_first = in.next();
+  const std::uint64_t frame_count = in.next();
+  if (frame_count > limit || extras.frames_first > Trace::max_stack_entries ||
+      frame_count > Trace::max_stack_entries - extras.frames_first)
+    return fail("frame table of " + std::to_string(frame_count) + " entries");
+  extras.frames.resize(frame_count);
+  for (StackFrame& f : extras.frames) {
+    f.address = in.next();
+    if (!text(f.function) || !text(f.module)) return fail("frame runs past the end of the chunk");
+  }
+  extras.stacks_first = in.next();
+  const std::uint64_t stack_count = in.next();
+  if (stack_count > limit || extras.stacks_first > Trace::max_stack_entries ||
+      stack_count > Trace::max_stack_entries - extras.stacks_first)
+    return fail("stack table of " + std::to_string(stack_count) + " entries");
+  extras.stacks.resize(stack_count);
+  for (auto& stack : extras.stacks) {
+    const std::uint64_t depth = in.next();
+    if (depth > in.remaining()) return fail("stack of depth " + std::to_string(depth));
+    stack.resize(depth);
+    for (std::uint32_t& f : stack) {
+      const std::uint64_t v = in.next();
+      if (v >= Trace::max_stack_entries) return fail("frame index " + std::to_string(v));
+      f = static_cast<std::uint32_t>(v);
+    }
+  }
+  const std::uint64_t id_count = in.next();
+  if (id_count > events) return fail("stack id table of " + std::to_string(id_count));
+  extras.stack_ids.resize(id_count);
+  std::uint64_t at = 0;
+  for (std::uint64_t k = 0; k < id_count; ++k) {
+    const std::uint64_t delta = in.next();
+    at += delta;
+    if (at >= events || (k > 0 && delta == 0)) return fail("stack id index out of order");
+    const std::uint64_t id = in.next();
+    if (id == 0 || id > Trace::max_stack_entries) return fail("stack id " + std::to_string(id));
+    extras.stack_ids[k] = {at, id};
+  }
+  return !in.failed() || fail("payload ends early");
+}
+
+}  // namespace
+
 bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint32_t events,
-                          const Trace::NewColumns& col, ChunkExtras& extras, DecodeScratch& scratch,
-                          std::string& error) {
+                          std::uint32_t version, const Trace::NewColumns& col, ChunkExtras& extras,
+                          DecodeScratch& scratch, std::string& error) {
   VarintReader in(data, data + size);
   auto fail = [&](std::string what) {
     error = std::move(what);
@@ -127,6 +245,17 @@ bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint3
     extras.labels[k] = {label_at, std::string(reinterpret_cast<const char*>(text), length)};
   }
 
+  unsigned shift = 0;
+  extras.frames.clear();
+  extras.stacks.clear();
+  extras.stack_ids.clear();
+  if (version >= 2) {
+    if (!decode_stack_tables(in, events, extras, error)) return false;
+    const std::uint64_t v = in.next();
+    if (v > 63) return fail("time shift " + std::to_string(v));
+    shift = static_cast<unsigned>(v);
+  }
+
   for (std::uint32_t k = 0; k < events; ++k) {
     const std::uint64_t v = in.next();
     const unsigned op = v & 0x7u;
@@ -144,7 +273,7 @@ bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint3
   }
   std::uint64_t t = 0;
   for (std::uint32_t k = 0; k < events; ++k)
-    col.time_ns[k] = t += static_cast<std::uint64_t>(unzigzag(in.next()));
+    col.time_ns[k] = (t += static_cast<std::uint64_t>(unzigzag(in.next()))) << shift;
   extras.big_sizes.clear();
   for (std::uint32_t k = 0; k < events; ++k) {
     const std::uint64_t v = in.next();
@@ -198,19 +327,52 @@ bool commit_chunk(Trace& out, std::size_t base, std::uint32_t events, ChunkExtra
     error = e.what();
     return false;
   }
+  // Check every reference before changing anything, so a bad chunk leaves the trace as it was.
+  const std::size_t frames_after =
+      std::max<std::size_t>(out.frames().size(), extras.frames_first + extras.frames.size());
+  const std::size_t stacks_after =
+      std::max<std::size_t>(out.stacks().size(), extras.stacks_first + extras.stacks.size());
+  for (const auto& stack : extras.stacks)
+    for (std::uint32_t f : stack)
+      if (f >= frames_after) {
+        error = "stack refers to undefined frame " + std::to_string(f);
+        return false;
+      }
+  // A damaged chunk before this one may have carried definitions: they become placeholders,
+  // but never more than a chunk could plausibly have held.
+  constexpr std::size_t max_lost_definitions = std::size_t{1} << 20;
+  if (extras.frames_first > out.frames().size() + max_lost_definitions ||
+      extras.stacks_first > out.stacks().size() + max_lost_definitions) {
+    error = "frame or stack table starts far beyond the ones read so far";
+    return false;
+  }
+  for (const auto& [k, id] : extras.stack_ids)
+    if (id > stacks_after) {
+      error = "event refers to undefined stack " + std::to_string(id);
+      return false;
+    }
+  while (out.frames().size() < extras.frames_first) out.add_frame({});  // lost with a chunk
+  for (std::size_t k = 0; k < extras.frames.size(); ++k)
+    if (extras.frames_first + k >= out.frames().size()) out.add_frame(std::move(extras.frames[k]));
+  while (out.stacks().size() < extras.stacks_first) out.add_stack({});
+  for (std::size_t k = 0; k < extras.stacks.size(); ++k)
+    if (extras.stacks_first + k >= out.stacks().size()) out.add_stack(std::move(extras.stacks[k]));
+
   const Trace::NewColumns col = out.columns_at(base);
   for (std::uint32_t k = 0; k < events; ++k) col.origin[k] = global[col.origin[k]];
   for (const auto& [k, size] : extras.big_sizes) out.set_big_size(base + k, size);
   for (auto& [index, text] : extras.labels) out.set_label(base + index, std::move(text));
+  for (const auto& [k, id] : extras.stack_ids)
+    out.set_stack_id(base + k, static_cast<std::uint32_t>(id));
   return true;
 }
 
-bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t events, Trace& out,
-                  DecodeScratch& scratch, std::string& error) {
+bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t events,
+                  std::uint32_t version, Trace& out, DecodeScratch& scratch, std::string& error) {
   const std::size_t base = out.size();
   const Trace::NewColumns col = out.extend(events);
   ChunkExtras extras;
-  if (decode_chunk_columns(data, size, events, col, extras, scratch, error) &&
+  if (decode_chunk_columns(data, size, events, version, col, extras, scratch, error) &&
       commit_chunk(out, base, events, extras, error))
     return true;
   out.truncate(base);

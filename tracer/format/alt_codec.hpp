@@ -14,6 +14,14 @@
 //                              tag == 0 -> zigzag(address - previous address):varint follows
 //                              even tag -> zigzag delta = (tag >> 1) - 1
 //     markers:    address:varint (no effect on "previous address")
+//
+// Version 2 adds, between labels and attrs (docs/alt-format.md):
+//   frames    := first:varint n:varint (address:varint len:varint function len:varint module)*n
+//   stacks    := first:varint n:varint (depth:varint frame:varint*depth)*n
+//   stack ids := n:varint (index_delta:varint id:varint)*n
+//   time_shift:varint      -- times are stored as deltas of (time >> time_shift)
+// Frame and stack definitions are file-wide and each is written once, in the first chunk
+// written after it was added to the trace (StackCursor says how far a writer has got).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -23,7 +31,15 @@
 
 namespace alloclab::detail {
 
-void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end,
+// How many of a trace's frames and stacks a file already defines.
+struct StackCursor {
+  std::size_t frames = 0;
+  std::size_t stacks = 0;
+};
+
+// Encodes in the current format version (alt_format_version); also writes the frame and stack
+// definitions past `cursor` and advances it.
+void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackCursor& cursor,
                   std::vector<std::uint8_t>& out);
 
 // Buffers reused from chunk to chunk.
@@ -37,22 +53,28 @@ struct ChunkExtras {
   std::vector<Origin> origins;                                     // the chunk-local origin table
   std::vector<std::pair<std::uint64_t, std::string>> labels;       // (index in chunk, label)
   std::vector<std::pair<std::uint32_t, std::uint64_t>> big_sizes;  // (index in chunk, size)
+  std::uint64_t frames_first = 0;                                  // file-wide index of frames[0]
+  std::vector<StackFrame> frames;
+  std::uint64_t stacks_first = 0;  // file-wide position of stacks[0] (its id is this + 1)
+  std::vector<std::vector<std::uint32_t>> stacks;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> stack_ids;  // (index in chunk, id)
 };
 
 // Decodes one chunk into columns that already exist (`col` points at `events` free slots) and
 // `extras`, touching nothing else: chunks can be decoded in parallel. Origins in `col.origin`
 // stay chunk-local until commit_chunk.
 bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint32_t events,
-                          const Trace::NewColumns& col, ChunkExtras& extras, DecodeScratch& scratch,
-                          std::string& error);
+                          std::uint32_t version, const Trace::NewColumns& col, ChunkExtras& extras,
+                          DecodeScratch& scratch, std::string& error);
 // Merges a decoded chunk that starts at event `base` into the trace (origins, big sizes,
-// labels). Chunks must be committed in file order.
+// labels, frames, stacks). Chunks must be committed in file order. Definitions that a lost
+// chunk carried become empty placeholders, so later ids still mean what they meant.
 bool commit_chunk(Trace& out, std::size_t base, std::uint32_t events, ChunkExtras& extras,
                   std::string& error);
 
 // Both steps for one chunk appended at the end of `out`. On a malformed payload returns false with
 // `error` set, and leaves `out` as it was.
-bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t events, Trace& out,
-                  DecodeScratch& scratch, std::string& error);
+bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t events,
+                  std::uint32_t version, Trace& out, DecodeScratch& scratch, std::string& error);
 
 }  // namespace alloclab::detail

@@ -48,8 +48,8 @@ bool parse_chunk_header(const std::uint8_t* p, ChunkHeader& h) {
 
 class AltLoader {
  public:
-  AltLoader(std::string path, std::vector<std::uint8_t> bytes)
-      : path_(std::move(path)), bytes_(std::move(bytes)) {}
+  AltLoader(std::string path, std::vector<std::uint8_t> bytes, bool tail_only = false)
+      : path_(std::move(path)), tail_only_(tail_only), bytes_(std::move(bytes)) {}
 
   Trace load(AltLoadStats& stats) {
     stats.file_bytes = bytes_.size();
@@ -77,6 +77,7 @@ class AltLoader {
     if (size < detail::alt_fixed_header_bytes)
       header_error(size, "truncated header (" + std::to_string(size) + " bytes)");
     const std::uint32_t version = get_u32(bytes_.data() + 8);
+    version_ = version;
     if (version == 0) header_error(8, "invalid format version 0");
     if (version > alt_format_version)
       header_error(8, "format version " + std::to_string(version) +
@@ -122,6 +123,7 @@ class AltLoader {
 
   void read_chunks(std::size_t pos, AltLoadStats& stats) {
     std::vector<ChunkJob> jobs = scan_chunks(pos, stats);
+    if (tail_only_) jobs = checksum_all_but_last(std::move(jobs), stats);
     std::size_t total = trace_.size();
     for (ChunkJob& job : jobs) {
       job.base = total;
@@ -130,9 +132,32 @@ class AltLoader {
     trace_.extend(total - trace_.size());
     decode_all(jobs);
     commit_all(jobs, stats);
+    stats.events += trace_.size();
     std::stable_sort(warnings_.begin(), warnings_.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     for (auto& [offset, text] : warnings_) trace_.warnings.push_back(std::move(text));
+  }
+
+  // read_alt_tail: counts the events of every chunk whose payload checksum holds and keeps only
+  // the last such chunk to decode.
+  std::vector<ChunkJob> checksum_all_but_last(std::vector<ChunkJob> jobs, AltLoadStats& stats) {
+    std::vector<ChunkJob> last;
+    for (std::size_t k = jobs.size(); k-- > 0;) {
+      ChunkJob& job = jobs[k];
+      const std::uint8_t* payload = bytes_.data() + job.offset + detail::alt_chunk_header_bytes;
+      if (detail::crc32_of(payload, job.header.stored) != job.header.payload_crc) {
+        warn(job.offset, job.index,
+             "checksum mismatch; chunk skipped, " + std::to_string(job.header.events) +
+                 " events lost");
+        ++stats.damaged_chunks;
+        stats.lost_events += job.header.events;
+      } else if (last.empty()) {
+        last.push_back(std::move(job));
+      } else {
+        stats.events += job.header.events;
+      }
+    }
+    return last;
   }
 
   // Walks the chunk headers: what can be decoded becomes a job, damage becomes a warning.
@@ -218,8 +243,8 @@ class AltLoader {
       return;
     }
     std::string error;
-    if (!detail::decode_chunk_columns(raw.data(), raw.size(), h.events, trace_.columns_at(job.base),
-                                      job.extras, scratch, error))
+    if (!detail::decode_chunk_columns(raw.data(), raw.size(), h.events, version_,
+                                      trace_.columns_at(job.base), job.extras, scratch, error))
       job.problem = "bad encoding: " + error;
   }
 
@@ -243,6 +268,8 @@ class AltLoader {
   }
 
   std::string path_;
+  bool tail_only_ = false;
+  std::uint32_t version_ = 0;
   std::vector<std::uint8_t> bytes_;
   Trace trace_;
   std::vector<std::pair<std::size_t, std::string>> warnings_;  // (offset, text)
@@ -251,10 +278,20 @@ class AltLoader {
 }  // namespace
 
 Trace read_alt(const std::string& path, AltLoadStats* stats) {
+  return parse_alt(read_whole_file(path), path, stats);
+}
+
+Trace parse_alt(std::vector<std::uint8_t> bytes, const std::string& name, AltLoadStats* stats) {
   AltLoadStats local;
-  AltLoader loader(path, read_whole_file(path));
+  AltLoader loader(name, std::move(bytes));
   Trace trace = loader.load(stats ? *stats : local);
   return trace;
+}
+
+Trace read_alt_tail(const std::string& path, AltLoadStats* stats) {
+  AltLoadStats local;
+  AltLoader loader(path, read_whole_file(path), true);
+  return loader.load(stats ? *stats : local);
 }
 
 bool looks_like_alt(const std::string& path) {

@@ -41,7 +41,18 @@ AltStreamWriter::AltStreamWriter(const std::string& path, const nlohmann::json& 
   device_ = st.st_dev;
   inode_ = st.st_ino;
   const std::vector<std::uint8_t> header = detail::build_alt_header(metadata);
-  write_all(header.data(), header.size());
+  try {
+    write_all(header.data(), header.size());
+  } catch (...) {
+    // The file is ours (O_EXCL): a half header would only be a file no reader accepts.
+    struct stat named {};
+    if (::lstat(path.c_str(), &named) == 0 && named.st_dev == st.st_dev &&
+        named.st_ino == st.st_ino)
+      ::unlink(path.c_str());
+    ::close(fd_);
+    fd_ = -1;
+    throw;
+  }
 }
 
 AltStreamWriter::~AltStreamWriter() {
@@ -56,10 +67,21 @@ void AltStreamWriter::close() {
 
 void AltStreamWriter::append_chunk(const Trace& trace, std::size_t begin, std::size_t end) {
   if (begin >= end) return;
-  detail::ChunkScratch scratch{std::move(raw_)};
+  detail::ChunkScratch scratch{std::move(raw_), {frames_written_, stacks_written_}};
   detail::build_alt_chunk(trace, begin, end, options_.zstd_level, scratch, chunk_);
   raw_ = std::move(scratch.raw);
-  write_all(chunk_.data(), chunk_.size());
+  frames_written_ = scratch.written.frames;
+  stacks_written_ = scratch.written.stacks;
+  const std::uint64_t before = bytes_written_;
+  try {
+    write_all(chunk_.data(), chunk_.size());
+  } catch (...) {
+    // Disk full, file size limit, I/O error: cut the partial chunk off so that the file ends
+    // with its last whole chunk (best effort; a reader would skip a partial one anyway).
+    if (fd_ >= 0 && descriptor_is_ours() && ::ftruncate(fd_, static_cast<off_t>(before)) == 0)
+      bytes_written_ = before;
+    throw;
+  }
   ++chunks_written_;
 }
 

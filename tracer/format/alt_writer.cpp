@@ -76,7 +76,7 @@ void build_alt_chunk(const Trace& trace, std::size_t begin, std::size_t end, int
   if (end < begin || end - begin > alt_max_chunk_events)
     throw std::invalid_argument("an .alt chunk holds at most " +
                                 std::to_string(alt_max_chunk_events) + " events");
-  encode_chunk(trace, begin, end, scratch.raw);
+  encode_chunk(trace, begin, end, scratch.written, scratch.raw);
   out.resize(alt_chunk_header_bytes + ZSTD_compressBound(scratch.raw.size()));
   std::uint8_t* payload = out.data() + alt_chunk_header_bytes;
   const std::size_t stored_size = ZSTD_compress(payload, out.size() - alt_chunk_header_bytes,

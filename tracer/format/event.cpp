@@ -7,8 +7,8 @@ namespace alloclab {
 namespace {
 constexpr std::array<std::string_view, op_count> op_names = {"alloc", "free", "run_begin",
                                                              "run_end", "mark"};
-constexpr std::array<std::string_view, memory_kind_count> kind_names = {"host", "device", "managed",
-                                                                        "pinned", "mapped"};
+constexpr std::array<std::string_view, memory_kind_count> kind_names = {
+    "host", "device", "managed", "pinned", "mapped", "async-pool", "vmm"};
 }  // namespace
 
 std::string_view to_string(Op op) {

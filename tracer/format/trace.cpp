@@ -138,6 +138,48 @@ void Trace::truncate(std::size_t size) {
   attrs_.resize(size);
   while (!big_sizes_.empty() && big_sizes_.back().first >= size) big_sizes_.pop_back();
   while (!labels_.empty() && labels_.back().first >= size) labels_.pop_back();
+  while (!stack_ids_.empty() && stack_ids_.back().first >= size) stack_ids_.pop_back();
+}
+
+void Trace::clear_events() {
+  time_ns_.clear();
+  address_.clear();
+  size32_.clear();
+  origin_.clear();
+  attrs_.clear();
+  big_sizes_.clear();
+  labels_.clear();
+  stack_ids_.clear();
+}
+
+std::uint32_t Trace::add_frame(StackFrame frame) {
+  frames_.push_back(std::move(frame));
+  return static_cast<std::uint32_t>(frames_.size() - 1);
+}
+
+std::uint32_t Trace::add_stack(std::vector<std::uint32_t> frame_indices) {
+  for (std::uint32_t f : frame_indices)
+    if (f >= frames_.size())
+      throw std::logic_error("Trace::add_stack: frame index " + std::to_string(f) +
+                             " out of range");
+  stacks_.push_back(std::move(frame_indices));
+  return static_cast<std::uint32_t>(stacks_.size());
+}
+
+void Trace::set_stack_id(std::size_t i, std::uint32_t id) {
+  if (id == 0) return;
+  if (id > stacks_.size())
+    throw std::logic_error("Trace::set_stack_id: stack " + std::to_string(id) + " not defined");
+  if (!stack_ids_.empty() && stack_ids_.back().first >= i)
+    throw std::logic_error("Trace::set_stack_id: ids must be set in increasing event order");
+  stack_ids_.emplace_back(i, id);
+}
+
+std::uint32_t Trace::stack_id(std::size_t i) const {
+  auto it =
+      std::lower_bound(stack_ids_.begin(), stack_ids_.end(), i,
+                       [](const auto& entry, std::size_t index) { return entry.first < index; });
+  return it != stack_ids_.end() && it->first == i ? it->second : 0;
 }
 
 void Trace::set_label(std::size_t i, std::string label) {
@@ -192,6 +234,10 @@ std::size_t Trace::memory_bytes() const {
       attrs_.capacity() * sizeof(std::uint16_t) + big_sizes_.capacity() * sizeof(big_sizes_[0]) +
       origins_.capacity() * sizeof(Origin);
   for (const auto& [index, text] : labels_) bytes += sizeof(index) + sizeof(text) + text.capacity();
+  bytes += stack_ids_.capacity() * sizeof(stack_ids_[0]);
+  for (const StackFrame& f : frames_)
+    bytes += sizeof(f) + f.function.capacity() + f.module.capacity();
+  for (const auto& stack : stacks_) bytes += sizeof(stack) + stack.capacity() * sizeof(stack[0]);
   return bytes;
 }
 
@@ -199,7 +245,7 @@ bool Trace::operator==(const Trace& other) const {
   if (size() != other.size()) return false;
   for (std::size_t i = 0; i < size(); ++i)
     if (event(i) != other.event(i)) return false;
-  return true;
+  return stack_ids_ == other.stack_ids_ && stacks_ == other.stacks_ && frames_ == other.frames_;
 }
 
 }  // namespace alloclab

@@ -34,6 +34,8 @@ Trace trim_to_runs(const Trace& trace, TrimStats* stats) {
   Trace out;
   out.metadata = trace.metadata;
   out.reserve(last - first + 1);
+  for (const StackFrame& frame : trace.frames()) out.add_frame(frame);
+  for (const auto& stack : trace.stacks()) out.add_stack(stack);
   for (std::size_t i = first; i <= last; ++i) {
     if (!trace.segment(i) && (trace.op(i) == Op::alloc || trace.op(i) == Op::free)) {
       auto it = earlier.find(trace.device(i));
@@ -44,6 +46,7 @@ Trace trim_to_runs(const Trace& trace, TrimStats* stats) {
       }
     }
     out.push_back(trace.event(i));
+    if (trace.has_stacks()) out.set_stack_id(out.size() - 1, trace.stack_id(i));
   }
   s.kept_events = out.size();
   s.dropped_before = first;

@@ -61,6 +61,7 @@ class VarintReader {
     return at;
   }
   bool failed() const { return failed_; }
+  std::uint64_t remaining() const { return static_cast<std::uint64_t>(end_ - p_); }
   bool at_end() const { return p_ == end_; }
 
  private:

@@ -56,6 +56,10 @@ class AltStreamWriter {
   std::uint64_t reopens_ = 0;
   std::vector<std::uint8_t> raw_;
   std::vector<std::uint8_t> chunk_;
+  // Frames and stacks of the traces passed in that the file already defines: a caller appends
+  // batches of one growing table (Trace::clear_events keeps it), each definition written once.
+  std::size_t frames_written_ = 0;
+  std::size_t stacks_written_ = 0;
 };
 
 }  // namespace alloclab

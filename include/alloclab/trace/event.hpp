@@ -11,8 +11,21 @@ namespace alloclab {
 enum class Op : std::uint8_t { alloc = 0, free = 1, run_begin = 2, run_end = 3, mark = 4 };
 inline constexpr int op_count = 5;
 
-enum class MemoryKind : std::uint8_t { host = 0, device = 1, managed = 2, pinned = 3, mapped = 4 };
-inline constexpr int memory_kind_count = 5;
+// host: malloc and friends. device: cudaMalloc/cuMemAlloc. managed: cudaMallocManaged. pinned:
+// page-locked host memory (cudaMallocHost/cudaHostAlloc). mapped: anonymous mmap. async_pool:
+// stream-ordered allocations from a CUDA memory pool (cudaMallocAsync, cuMemAllocFromPoolAsync).
+// vmm: a cuMemMap of physical memory made by cuMemCreate (CUDA virtual memory management).
+// Three bits in the .alt attrs: at most 8 kinds.
+enum class MemoryKind : std::uint8_t {
+  host = 0,
+  device = 1,
+  managed = 2,
+  pinned = 3,
+  mapped = 4,
+  async_pool = 5,
+  vmm = 6
+};
+inline constexpr int memory_kind_count = 7;
 
 // -1 is the CPU; N >= 0 is cuda:N.
 using DeviceId = std::int32_t;

@@ -23,6 +23,15 @@
 
 namespace alloclab {
 
+// One frame of a recorded call stack: a return address and, when the recorder could tell, the
+// function it lies in and the file of the object (executable or shared library) around it.
+struct StackFrame {
+  std::uint64_t address = 0;
+  std::string function;
+  std::string module;
+  bool operator==(const StackFrame&) const = default;
+};
+
 struct Origin {
   std::uint64_t thread = 0;
   DeviceId device = cpu_device;
@@ -33,6 +42,8 @@ struct Origin {
 class Trace {
  public:
   static constexpr std::size_t max_origins = 65536;
+  // Bounds on the frame and stack tables, so a corrupt file cannot ask for absurd tables.
+  static constexpr std::uint32_t max_stack_entries = 1u << 28;
 
   void reserve(std::size_t events);
   // Throws InputError when the event cannot be represented (alignment not a power of two,
@@ -98,6 +109,21 @@ class Trace {
   std::uint16_t raw_attrs(std::size_t i) const { return attrs_[i]; }
   static std::uint16_t pack_attrs(Op op, MemoryKind kind, std::uint64_t alignment, bool segment);
 
+  // Call stacks (`alloclab record --stacks N`): a table of frames, a table of stacks (frame
+  // indices, innermost first) and, for some events, the id of their stack. Id 0 means "none";
+  // stack id k is stacks()[k - 1]. Traces without stacks pay nothing (side tables, empty).
+  std::uint32_t add_frame(StackFrame frame);
+  std::uint32_t add_stack(std::vector<std::uint32_t> frame_indices);  // the new id (>= 1)
+  const std::vector<StackFrame>& frames() const { return frames_; }
+  const std::vector<std::vector<std::uint32_t>>& stacks() const { return stacks_; }
+  // Stack ids must be set in increasing event order; `id` must already exist.
+  void set_stack_id(std::size_t i, std::uint32_t id);
+  std::uint32_t stack_id(std::size_t i) const;
+  bool has_stacks() const { return !stack_ids_.empty(); }
+  // Drops every event but keeps the origin, frame and stack tables (a writer that appends
+  // batches of events with file-wide stack ids).
+  void clear_events();
+
   // Bytes held by the event columns and side tables (what "bytes/event in memory" measures).
   std::size_t memory_bytes() const;
 
@@ -143,6 +169,9 @@ class Trace {
   Column<std::uint16_t> attrs_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> big_sizes_;  // (event index, size), sorted
   std::vector<std::pair<std::uint64_t, std::string>> labels_;       // (event index, label), sorted
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> stack_ids_;  // (event index, id), sorted
+  std::vector<StackFrame> frames_;
+  std::vector<std::vector<std::uint32_t>> stacks_;
   std::vector<Origin> origins_;
   struct OriginHash {
     std::size_t operator()(const Origin& o) const noexcept;

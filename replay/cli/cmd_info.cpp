@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "alloclab/trace/stacks.hpp"
 #include "alloclab/trace/summary.hpp"
 #include "cli_common.hpp"
 
@@ -14,6 +15,7 @@ struct InfoOptions {
   std::string path;
   std::string format;
   bool json = false;
+  std::size_t stacks = 0;  // top allocation sites to show (traces recorded with --stacks)
 };
 
 void print_histogram(const char* title, const std::array<std::uint64_t, 65>& buckets,
@@ -106,15 +108,59 @@ void print_text(const TraceSummary& s) {
   for (const std::string& w : s.warnings) std::printf("warning      %s\n", w.c_str());
 }
 
+void print_sites(const Trace& trace, const char* title, const std::vector<StackSite>& sites) {
+  std::printf("\n%s\n", title);
+  for (const StackSite& site : sites) {
+    std::printf("  %s allocations, %s\n", grouped(site.count).c_str(),
+                human_bytes(site.bytes).c_str());
+    for (std::uint32_t f : trace.stacks()[site.stack - 1])
+      std::printf("      %s\n", describe_frame(trace.frames()[f]).c_str());
+  }
+}
+
+nlohmann::json sites_json(const Trace& trace, const std::vector<StackSite>& sites) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const StackSite& site : sites) {
+    nlohmann::json frames = nlohmann::json::array();
+    for (std::uint32_t f : trace.stacks()[site.stack - 1]) {
+      const StackFrame& frame = trace.frames()[f];
+      frames.push_back(
+          {{"address", frame.address}, {"function", frame.function}, {"module", frame.module}});
+    }
+    list.push_back(
+        {{"stack", site.stack}, {"count", site.count}, {"bytes", site.bytes}, {"frames", frames}});
+  }
+  return list;
+}
+
 void run_info(const InfoOptions& options) {
   LoadedTrace loaded = load_trace(options.path, options.format);
   TraceSummary summary = summarize(loaded.trace, resolve(loaded.trace));
   summary.source = options.path;
   summary.file_bytes = loaded.file_bytes;
-  if (options.json)
-    std::cout << to_json(summary).dump(2) << '\n';
-  else
-    print_text(summary);
+  const StackSites sites = top_stack_sites(loaded.trace, options.stacks);
+  if (options.json) {
+    nlohmann::json j = to_json(summary);
+    if (options.stacks) {
+      j["allocations_with_stack"] = sites.allocations_with_stack;
+      j["distinct_stacks"] = sites.distinct_stacks;
+      j["top_stacks_by_count"] = sites_json(loaded.trace, sites.by_count);
+      j["top_stacks_by_bytes"] = sites_json(loaded.trace, sites.by_bytes);
+    }
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  print_text(summary);
+  if (!options.stacks) return;
+  if (!loaded.trace.has_stacks()) {
+    std::printf("\nno call stacks in this trace (record with `alloclab record --stacks N`)\n");
+    return;
+  }
+  std::printf("\ncall stacks  %s allocations with a stack, %s distinct stacks\n",
+              grouped(sites.allocations_with_stack).c_str(),
+              grouped(sites.distinct_stacks).c_str());
+  print_sites(loaded.trace, "top allocation stacks by count", sites.by_count);
+  print_sites(loaded.trace, "top allocation stacks by bytes", sites.by_bytes);
 }
 
 }  // namespace
@@ -126,6 +172,9 @@ void add_info_command(CLI::App& app) {
       ->required();
   cmd->add_option("--from", options->format, "input format: alt, csv, rmm, torch");
   cmd->add_flag("--json", options->json, "print JSON (keys documented in README)");
+  cmd->add_flag("--stacks{10}", options->stacks,
+                "also show the call stacks that allocated most, by count and by bytes "
+                "(--stacks=N: the top N, default 10)");
   cmd->callback([options] { run_info(*options); });
 }
 

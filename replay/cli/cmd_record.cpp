@@ -21,6 +21,8 @@
 #include "alloclab/trace/alt.hpp"
 #include "alloclab/trace/resolve.hpp"
 #include "cli_common.hpp"
+#include "record_cuda.hpp"
+#include "record_files.hpp"
 
 namespace alloclab::cli {
 namespace {
@@ -28,7 +30,12 @@ namespace {
 struct RecordOptions {
   std::string output;
   std::uint64_t min_size = 0;
+  unsigned stacks = 0;
+  std::uint64_t time_resolution = 64;
+  bool follow_fork = false;
+  bool follow_exec = false;
   std::vector<std::string> command;
+  CudaRecordOptions cuda;
 };
 
 std::string preload_library() {
@@ -51,13 +58,19 @@ std::string absolute(const std::string& path) {
 // The child: environment for the tracer, then exec. Only async-signal-safe-ish calls matter
 // little here (the parent is single-threaded), but nothing returns: exit 127 if exec fails.
 [[noreturn]] void exec_traced(const RecordOptions& options, const std::string& library,
-                              const std::string& output, int status_pipe) {
-  std::string preload = library;
-  if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing)
-    preload += std::string(":") + existing;
-  setenv("LD_PRELOAD", preload.c_str(), 1);
-  setenv("ALLOCLAB_OUTPUT", output.c_str(), 1);
+                              const std::string& output, int status_pipe,
+                              const std::string& cuda_injection) {
+  if (options.cuda.preload()) {
+    std::string preload = library;
+    if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing)
+      preload += std::string(":") + existing;
+    setenv("LD_PRELOAD", preload.c_str(), 1);
+    setenv("ALLOCLAB_OUTPUT", cpu_trace_path(options.cuda, output).c_str(), 1);
+  }
+  if (options.cuda.cuda) set_cuda_environment(options.cuda, cuda_injection, output);
   setenv("ALLOCLAB_MIN_SIZE", std::to_string(options.min_size).c_str(), 1);
+  setenv("ALLOCLAB_STACKS", std::to_string(options.stacks).c_str(), 1);
+  setenv("ALLOCLAB_TIME_RESOLUTION", std::to_string(options.time_resolution).c_str(), 1);
   setenv("ALLOCLAB_TRACE_PID", std::to_string(getpid()).c_str(), 1);
   std::vector<char*> argv;
   for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
@@ -74,9 +87,13 @@ std::string absolute(const std::string& path) {
 void run_record(const RecordOptions& options) {
   if (options.command.empty())
     throw std::invalid_argument("record: no command given (record -- CMD ...)");
-  const std::string library = preload_library();
-  if (!options.output.empty() && std::filesystem::exists(options.output))
-    throw std::runtime_error(options.output + " exists; choose another name or remove it");
+  check_cuda_options(options.cuda);
+  const std::string library = options.cuda.preload() ? preload_library() : std::string();
+  const std::string cuda_injection = options.cuda.cuda ? cuda_injection_library() : std::string();
+  if (!options.output.empty()) refuse_existing_output(options.output);
+  if (!options.output.empty()) check_part_files(options.cuda, absolute(options.output));
+  refuse_setid_program(options.command.front());
+  const TraceFileList files;
 
   // The default name needs the child's pid, so the child learns its output through a pipe.
   int names[2];
@@ -92,7 +109,8 @@ void run_record(const RecordOptions& options) {
     std::string output;
     char c;
     while (read(names[0], &c, 1) == 1 && c != '\0') output += c;
-    exec_traced(options, library, output, status_pipe[1]);
+    set_follow_environment(options.follow_fork, options.follow_exec, files.path());
+    exec_traced(options, library, output, status_pipe[1], cuda_injection);
   }
   close(names[0]);
   close(status_pipe[1]);
@@ -137,29 +155,10 @@ void run_record(const RecordOptions& options) {
   }
   set_exit_status(status);
 
-  if (!std::filesystem::exists(output)) {
-    std::fprintf(stderr, "alloclab: no trace was written to %s (did the program start?)\n",
-                 output.c_str());
-    if (status == 0) set_exit_status(2);
-    return;
-  }
-  AltLoadStats stats;
-  const Trace trace = read_alt(output, &stats);
-  for (const std::string& warning : trace.warnings)
-    std::fprintf(stderr, "alloclab: warning: %s\n", warning.c_str());
-  // The tracer leaves a mark when it had to drop events (no memory for a buffer).
-  std::uint64_t dropped = 0;
-  static constexpr std::string_view dropped_mark = "alloclab:dropped=";
-  for (std::size_t i = 0; i < trace.size(); ++i)
-    if (trace.op(i) == Op::mark && trace.label(i).starts_with(dropped_mark))
-      dropped += std::strtoull(std::string(trace.label(i).substr(dropped_mark.size())).c_str(),
-                               nullptr, 10);
-  const double per_event =
-      trace.empty() ? 0.0
-                    : static_cast<double>(stats.file_bytes) / static_cast<double>(trace.size());
-  std::fprintf(stderr, "alloclab: recorded %s events (%.2f bytes/event, %llu dropped) to %s\n",
-               grouped(trace.size()).c_str(), per_event, static_cast<unsigned long long>(dropped),
-               output.c_str());
+  if (options.cuda.cuda) finish_cuda_record(options.cuda, output);
+  const std::string written_as =
+      options.cuda.preload() ? cpu_trace_path(options.cuda, output) : output;
+  if (!summarize_traces(files.read(output, written_as)) && status == 0) set_exit_status(2);
 }
 
 }  // namespace
@@ -172,6 +171,29 @@ void add_record_command(CLI::App& app) {
                   "trace file to create (default: alloclab.CMD.PID.alt here)");
   cmd->add_option("--min-size", options->min_size,
                   "record only blocks of at least this many usable bytes");
+  cmd->add_option("--stacks", options->stacks,
+                  "record up to N frames of the call stack of every allocation (slow: ~1 us each)")
+      ->check(CLI::Range(0, 64));
+  cmd->add_option("--time-resolution", options->time_resolution,
+                  "round timestamps down to this many nanoseconds, a power of two (default 64)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 30) &
+              CLI::Validator(
+                  [](const std::string& text) {
+                    const std::uint64_t v = std::strtoull(text.c_str(), nullptr, 10);
+                    return v != 0 && (v & (v - 1)) == 0 ? std::string()
+                                                        : std::string("not a power of two");
+                  },
+                  "POWER_OF_TWO"));
+  cmd->add_flag("--follow-fork", options->follow_fork,
+                "trace forked children too, each into <output stem>.<pid>.alt");
+  cmd->add_flag("--follow-exec", options->follow_exec,
+                "trace programs started by exec too, each into <output stem>.<pid>.alt");
+  cmd->add_flag("--cuda", options->cuda.cuda,
+                "record CUDA allocations (CUPTI injection; see docs/cuda-tracer.md)");
+  cmd->add_flag("--cpu", options->cuda.cpu,
+                "with --cuda: record host allocations into the same trace too");
+  cmd->add_option("--run-range", options->cuda.run_range,
+                  "with --cuda: each NVTX range whose name matches (a glob) is a run");
   cmd->add_option("command", options->command, "the program and its arguments, after --")
       ->required();
   cmd->callback([options] { run_record(*options); });

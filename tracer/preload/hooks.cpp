@@ -77,12 +77,12 @@ bool big_enough(void* p) {
 }
 
 void after_alloc(void* p, std::size_t size, std::size_t alignment) {
-  if (p && tracing() && big_enough(p))
+  if (p && tracing_heap() && big_enough(p))
     record_event(op_alloc, kind_host, reinterpret_cast<std::uintptr_t>(p), size, alignment);
 }
 
 void before_free(void* p) {
-  if (p && tracing() && big_enough(p))
+  if (p && tracing_heap() && big_enough(p))
     record_event(op_free, kind_host, reinterpret_cast<std::uintptr_t>(p), 0, 0);
 }
 
@@ -96,7 +96,7 @@ void ensure_ready() {
 // flagged so the writer can put alloc(new) first, as the replay model wants.
 template <typename Call>
 void* traced_realloc(void* old, std::size_t size, Call&& call) {
-  if (!old || !tracing()) return call();
+  if (!old || !tracing_heap()) return call();
   const bool record_old = big_enough(old);
   const Pending freed = record_old ? begin_record() : Pending{nullptr, 0};
   void* p = call();

@@ -8,4 +8,7 @@ namespace alloclab::preload {
 void initialize();
 void resolve_real_functions();
 
+// Before exec replaces this image: every event so far goes to the file (lifecycle.cpp's hooks).
+void flush_before_exec();
+
 }  // namespace alloclab::preload

@@ -7,12 +7,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+
+#include "clock.hpp"
+#include "stacks.hpp"
 
 namespace alloclab::preload {
 
 constinit Globals g;
 thread_local int t_guard __attribute__((tls_model("initial-exec"))) = 0;
+thread_local int t_heap_guard __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
@@ -43,14 +48,49 @@ bool wait_for_room() {
   return false;
 }
 
+// Buffers the writer emptied, ready for reuse: a thread takes one with an exchange, so no two
+// threads can get the same buffer (no ABA as a lock-free list would have). Reusing them spares
+// the program the page faults of fresh mappings.
+inline constexpr int spare_slots = 8;
+std::atomic<Buffer*> g_spares[spare_slots];
+
+Buffer* take_spare() {
+  for (std::atomic<Buffer*>& slot : g_spares)
+    if (slot.load(std::memory_order_relaxed))
+      if (Buffer* b = slot.exchange(nullptr, std::memory_order_acquire)) return b;
+  return nullptr;
+}
+
+// Only the owning thread (and its signal handlers) adds to a buffer's slot counter, so one
+// instruction, which a signal cannot split, is atomic enough: no lock prefix, so the program's
+// pending stores (the previous record) need not drain here. The locked sequence-number
+// increment that follows orders this store before the number (x86-TSO), which is what the
+// writer relies on (recorder.hpp).
+std::uint32_t reserve_slot(std::atomic<std::uint32_t>& reserved) {
+#if defined(__x86_64__)
+  std::uint32_t slot = 1;
+  asm volatile("xaddl %0, %1"
+               : "+r"(slot), "+m"(*reinterpret_cast<std::uint32_t*>(&reserved))
+               :
+               : "memory");
+  return slot;
+#else
+  return reserved.fetch_add(1, std::memory_order_seq_cst);
+#endif
+}
+
 // Replaces `full` (or nothing) by a fresh buffer; returns the thread's current buffer.
 Buffer* acquire_buffer(Buffer* full) {
-  if (!wait_for_room()) return nullptr;
-  auto* fresh = static_cast<Buffer*>(raw_map(sizeof(Buffer)));
-  if (!fresh) return nullptr;
+  // A spare is already counted in live_buffers, so it needs no room.
+  Buffer* fresh = take_spare();
+  if (!fresh) {
+    if (!wait_for_room()) return nullptr;
+    fresh = static_cast<Buffer*>(raw_map(buffer_bytes()));
+    if (!fresh) return nullptr;
+    g.live_buffers.fetch_add(1, std::memory_order_relaxed);
+  }
   if (t_tid == 0) t_tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
-  fresh->thread = t_tid;  // the rest is zero: mmap'ed memory
-  g.live_buffers.fetch_add(1, std::memory_order_relaxed);
+  fresh->thread = t_tid;  // the rest is zero: fresh mmap'ed memory, or reset by recycle_buffer
   Buffer* head = g.new_buffers.load(std::memory_order_relaxed);
   do {
     fresh->next_new = head;
@@ -61,8 +101,9 @@ Buffer* acquire_buffer(Buffer* full) {
     if (full) full->abandoned.store(true, std::memory_order_release);
     if (!t_key_set && g_thread_key_ready.load(std::memory_order_acquire)) {
       t_key_set = true;
-      GuardScope guard;
+      ++t_heap_guard;  // glibc may calloc the key's storage: that is not the program's
       pthread_setspecific(g_thread_key, fresh);
+      --t_heap_guard;
     }
     return fresh;
   }
@@ -73,6 +114,31 @@ Buffer* acquire_buffer(Buffer* full) {
 }
 
 }  // namespace
+
+void recycle_buffer(Buffer* b) {
+  const std::uint32_t used = std::min(b->reserved.load(std::memory_order_relaxed), buffer_records);
+  for (std::uint32_t i = 0; i < used; ++i)
+    b->records[i].seq_plus1.store(0, std::memory_order_relaxed);
+  b->reserved.store(0, std::memory_order_relaxed);
+  b->abandoned.store(false, std::memory_order_relaxed);
+  b->consumed = 0;
+  b->thread = 0;
+  b->next_new = nullptr;
+  b->next_owned = nullptr;
+  for (std::atomic<Buffer*>& slot : g_spares) {
+    Buffer* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, b, std::memory_order_release,
+                                     std::memory_order_relaxed))
+      return;
+  }
+  raw_unmap(b, buffer_bytes());
+  g.live_buffers.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void forget_thread_buffer() {
+  t_buffer.store(nullptr);
+  t_tid = 0;  // a new process: a new thread id
+}
 
 void init_thread_key() {
   if (pthread_key_create(&g_thread_key, thread_key_destructor) == 0)
@@ -85,13 +151,6 @@ void thread_exit_handover() {
   // Events after this (other destructors of the exiting thread) start a new buffer and set the
   // key again, which runs this destructor once more.
   t_key_set = false;
-}
-
-std::uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);  // vDSO: no system call
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
-         static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
 void* raw_map(std::size_t bytes) {
@@ -114,13 +173,14 @@ Pending begin_record() {
       b = acquire_buffer(nullptr);
       if (!b) break;
     }
-    // A relaxed RMW is enough for same-thread reentrancy; seq_cst orders it before the
-    // sequence number for the writer (see recorder.hpp).
-    const std::uint32_t slot = b->reserved.fetch_add(1, std::memory_order_seq_cst);
+    const std::uint32_t slot = reserve_slot(b->reserved);
     if (slot < buffer_records) {
+      // The next records' cache lines are fetched while the program runs on, not when the
+      // next event stores into them.
+      __builtin_prefetch(&b->records[slot + 4], 1, 3);
       const std::uint64_t seq = g.seq.fetch_add(1, std::memory_order_seq_cst);
       --t_depth;
-      return Pending{&b->records[slot], seq};
+      return Pending{&b->records[slot], seq, g_stack_depth ? frame_slots(b, slot) : nullptr};
     }
     b = acquire_buffer(b);
     if (!b) break;
@@ -135,7 +195,7 @@ void complete_record(const Pending& pending, std::uint8_t op, std::uint8_t kind,
                      std::uint8_t flags, std::uint64_t pair_seq) {
   Record* r = pending.record;
   if (!r) return;
-  r->time_ns = now_ns();
+  r->ticks = now_ticks();
   r->address = address;
   r->size = size;
   r->pair_seq = pair_seq;
@@ -143,6 +203,8 @@ void complete_record(const Pending& pending, std::uint8_t op, std::uint8_t kind,
   r->op = op;
   r->kind = kind;
   r->flags = flags;
+  r->depth =
+      pending.frames && op == 0 ? static_cast<std::uint8_t>(capture_stack(pending.frames)) : 0;
   r->seq_plus1.store(pending.seq + 1, std::memory_order_release);
 }
 

@@ -27,7 +27,7 @@ inline constexpr std::uint8_t flag_realloc_new =
 
 struct Record {
   std::atomic<std::uint64_t> seq_plus1;
-  std::uint64_t time_ns;
+  std::uint64_t ticks;    // clock.hpp: converted to nanoseconds by the writer
   std::uint64_t address;  // markers: index into the label ring
   std::uint64_t size;
   std::uint64_t pair_seq;  // flag_realloc_new: the sequence number of free(old)
@@ -35,7 +35,7 @@ struct Record {
   std::uint8_t op;
   std::uint8_t kind;
   std::uint8_t flags;
-  std::uint8_t unused;
+  std::uint8_t depth;  // --stacks: return addresses stored in this record's frame slots
 };
 
 inline constexpr std::uint32_t buffer_records = 65536;
@@ -87,9 +87,19 @@ struct GuardScope {
   GuardScope& operator=(const GuardScope&) = delete;
 };
 
+// Raised only around the tracer's own calls that may allocate from the heap in the middle of a
+// record (pthread_setspecific). It hides heap events only, not the mmap/munmap of a signal
+// handler that interrupts such a call: t_guard there lost those (the call's first run, lazily
+// bound, took tens of microseconds; the library is now bound at load time as well).
+extern thread_local int t_heap_guard __attribute__((tls_model("initial-exec")));
+
 inline bool tracing() {
   return g.state.load(std::memory_order_relaxed) == static_cast<int>(State::enabled) &&
          t_guard == 0;
+}
+
+inline bool tracing_heap() {
+  return tracing() && t_heap_guard == 0;
 }
 
 // Reserves a slot and takes a sequence number; nullptr (and counted as dropped) only when no
@@ -97,6 +107,7 @@ inline bool tracing() {
 struct Pending {
   Record* record;
   std::uint64_t seq;
+  std::uint64_t* frames = nullptr;  // the record's frame slots, with --stacks
 };
 Pending begin_record();
 void complete_record(const Pending& pending, std::uint8_t op, std::uint8_t kind,
@@ -114,9 +125,13 @@ bool mapping_erase(std::uint64_t address);
 
 // Called by the writer: this thread's buffer is handed over at thread exit.
 void thread_exit_handover();
+// In a forked child: this thread's buffer belongs to the parent's trace; start a new one.
+void forget_thread_buffer();
 void init_thread_key();
+// Called by the writer for a buffer it has emptied and that no thread uses any more: keeps it
+// for reuse (or unmaps it when enough are kept).
+void recycle_buffer(Buffer* b);
 
-std::uint64_t now_ns();
 void* raw_map(std::size_t bytes);
 void raw_unmap(void* p, std::size_t bytes);
 

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,15 +28,18 @@
 
 #include "alloclab/trace/alt_stream_writer.hpp"
 #include "alloclab/trace/event.hpp"
+#include "clock.hpp"
+#include "lifecycle.hpp"
 #include "preload.hpp"
 #include "recorder.hpp"
+#include "stacks.hpp"
 
 namespace alloclab::preload {
 namespace {
 
 struct Item {
   std::uint64_t seq;
-  std::uint64_t time_ns;
+  std::uint64_t ticks;
   std::uint64_t address;
   std::uint64_t size;
   std::uint64_t pair_seq;
@@ -44,6 +48,7 @@ struct Item {
   std::uint8_t op;
   std::uint8_t kind;
   std::uint8_t flags;
+  std::uint32_t stack = 0;  // id in g_trace's stack table, 0 for none
 };
 
 // Writer state: used only under g_flush_lock.
@@ -51,7 +56,27 @@ pthread_mutex_t g_flush_lock = PTHREAD_MUTEX_INITIALIZER;
 Buffer* g_owned = nullptr;
 std::uint64_t g_emitted_below = 0;
 AltStreamWriter* g_writer = nullptr;
+TickConverter g_clock;
+// The batch of events being written; it keeps the frame and stack tables from batch to batch so
+// stack ids are file-wide. Made on first use by the writer (never while the program itself
+// allocates) and never destroyed: the final flush runs after static destructors.
+// A forked child drops these (they describe the parent's file) and starts new ones.
+std::vector<Item>* g_items = nullptr;
+Trace* g_batch = nullptr;
+StackInterner* g_interner = nullptr;
+Trace& batch() {
+  if (!g_batch) g_batch = new Trace();
+  return *g_batch;
+}
+StackInterner& stack_interner() {
+  if (!g_interner) g_interner = new StackInterner();
+  return *g_interner;
+}
 bool g_write_failed = false;
+// Plain arrays, not std::string: the library destructor reads them after static destructors.
+char g_path[4096];        // this image's trace
+char g_stop_reason[256];  // why writing stopped, when g_write_failed
+Image g_image = Image::root;
 
 pthread_t g_writer_thread;
 std::atomic<bool> g_writer_running{false};
@@ -92,11 +117,43 @@ void adopt_new_buffers() {
   }
 }
 
+// Sorts `items` by sequence number, given the boundaries of runs that are usually sorted
+// already (a signal handler that allocated between another record's slot and its number is the
+// exception): sorts the runs that need it, then merges neighbours until one run is left.
+void merge_runs(std::vector<Item>& items, std::vector<std::size_t>& bounds) {
+  const auto by_seq = [](const Item& a, const Item& b) { return a.seq < b.seq; };
+  const auto at = [&](std::size_t i) { return items.begin() + static_cast<std::ptrdiff_t>(i); };
+  for (std::size_t r = 0; r + 1 < bounds.size(); ++r)
+    if (!std::is_sorted(at(bounds[r]), at(bounds[r + 1]), by_seq))
+      std::sort(at(bounds[r]), at(bounds[r + 1]), by_seq);
+  while (bounds.size() > 2) {
+    std::vector<std::size_t> merged;
+    for (std::size_t r = 0; r + 1 < bounds.size(); r += 2) {
+      merged.push_back(bounds[r]);
+      if (r + 2 >= bounds.size()) continue;
+      const std::size_t first = bounds[r], middle = bounds[r + 1], last = bounds[r + 2];
+      if (first == middle || middle == last) continue;
+      if (items[middle - 1].seq < items[middle].seq) continue;  // already in order
+      if (items[last - 1].seq < items[first].seq) {
+        std::rotate(at(first), at(middle), at(last));  // a newer buffer listed first
+        continue;
+      }
+      std::inplace_merge(at(first), at(middle), at(last), by_seq);
+    }
+    merged.push_back(items.size());
+    bounds.swap(merged);
+  }
+}
+
 // Collects the records with g_emitted_below <= seq < S, in sequence order.
 void collect(std::uint64_t S, bool bounded, std::vector<Item>& items) {
   adopt_new_buffers();
+  // Each buffer's records are (almost always) in sequence order already: its thread takes
+  // increasing numbers. Merging those runs costs far less than sorting everything.
+  std::vector<std::size_t> run_starts;
   Buffer** link = &g_owned;
   while (Buffer* b = *link) {
+    run_starts.push_back(items.size());
     const bool abandoned = b->abandoned.load(std::memory_order_acquire);
     const std::uint32_t reserved =
         std::min(b->reserved.load(std::memory_order_seq_cst), buffer_records);
@@ -113,19 +170,22 @@ void collect(std::uint64_t S, bool bounded, std::vector<Item>& items) {
         continue;
       }
       if (seq < g_emitted_below) continue;  // left behind by an earlier pass, already written
-      items.push_back(Item{seq, r.time_ns, r.address, r.size, r.pair_seq, b->thread, r.alignment,
+      items.push_back(Item{seq, r.ticks, r.address, r.size, r.pair_seq, b->thread, r.alignment,
                            r.op, r.kind, r.flags});
+      // Frames are read now: the buffer may be reused once collected.
+      if (r.depth)
+        items.back().stack = stack_interner().intern(frame_slots(b, i), r.depth, batch());
     }
     b->consumed = first_left;
     if (abandoned && b->consumed == reserved) {
       *link = b->next_owned;
-      raw_unmap(b, sizeof(Buffer));
-      g.live_buffers.fetch_sub(1, std::memory_order_relaxed);
+      recycle_buffer(b);
       continue;
     }
     link = &b->next_owned;
   }
-  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.seq < b.seq; });
+  run_starts.push_back(items.size());
+  merge_runs(items, run_starts);
 }
 
 // A realloc that moved was recorded free(old) then alloc(new) (the only safe order to take
@@ -168,7 +228,8 @@ std::uint64_t power_of_two_at_least(std::uint64_t v) {
 }
 
 void write_items(const std::vector<Item>& items) {
-  Trace trace;
+  Trace& trace = batch();
+  trace.clear_events();
   trace.reserve(items.size());
   for (const Item& item : items) {
     if (item.op > static_cast<std::uint8_t>(Op::mark)) continue;  // op_skip
@@ -178,27 +239,47 @@ void write_items(const std::vector<Item>& items) {
     const std::uint64_t alignment = item.alignment ? power_of_two_at_least(item.alignment) : 0;
     const std::uint16_t attrs =
         Trace::pack_attrs(op, static_cast<MemoryKind>(item.kind), alignment, false);
-    trace.append_raw(item.time_ns, marker ? 0 : item.address, item.size, origin, attrs);
+    trace.append_raw(g_clock.to_ns(item.ticks), marker ? 0 : item.address, item.size, origin,
+                     attrs);
     if (marker && op != Op::run_end) trace.set_label(trace.size() - 1, label_of(item));
+    if (item.stack) trace.set_stack_id(trace.size() - 1, item.stack);
   }
   if (g_writer && !g_write_failed) g_writer->append(trace);
 }
 
+// A write failed (disk full, file size limit, I/O error): recording stops, so the program runs
+// on unhindered and its threads never wait for buffers; the file keeps every complete chunk
+// (AltStreamWriter cuts a failed one off again). Caller holds g_flush_lock.
+void stop_writing(const char* why) {
+  if (g_write_failed) return;
+  g_write_failed = true;
+  g.state.store(static_cast<int>(State::disabled));
+  std::snprintf(g_stop_reason, sizeof g_stop_reason, "%s", why);
+  say("alloclab: tracing stopped, cannot write the trace: ");
+  say(why);
+  say("\n");
+  list_incomplete(g_path, g_stop_reason);
+}
+
 // One flush. Caller holds g_flush_lock.
 void flush_locked(bool bounded) {
-  if (g_write_failed) return;
   try {
-    std::vector<Item> items;
+    // Kept from flush to flush: its capacity settles at the size of a typical flush. Never
+    // destroyed: the final flush runs after static destructors. Not a function-local static: a
+    // fork during its first initialisation would leave the child's writer waiting on the guard.
+    if (!g_items) g_items = new std::vector<Item>();
+    std::vector<Item>& items = *g_items;
+    items.clear();
     const std::uint64_t S = g.seq.load(std::memory_order_seq_cst);
+    // Also after a failure: the buffers must still be emptied and given back.
     collect(S, bounded, items);
+    g_emitted_below = S;
+    if (g_write_failed) return;
+    g_clock.calibrate();
     order_moved_reallocs(items);
     write_items(items);
-    g_emitted_below = S;
   } catch (const std::exception& e) {
-    g_write_failed = true;
-    say("alloclab: tracing stopped, cannot write the trace: ");
-    say(e.what());
-    say("\n");
+    stop_writing(e.what());
   }
 }
 
@@ -230,6 +311,7 @@ void request_flush_and_wait() {
   const std::uint64_t ticket = g_flush_requests.fetch_add(1) + 1;
   for (int i = 0; i < 3000 && g_flush_done.load() < ticket && g_writer_running.load(); ++i)
     sleep_ms(1);
+  if (g_flush_done.load() < ticket) say("alloclab: the writer did not flush in time\n");
 }
 
 constexpr int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
@@ -254,12 +336,6 @@ void install_fatal_handlers() {
     sigemptyset(&action.sa_mask);
     sigaction(sig, &action, nullptr);
   }
-}
-
-void at_fork_child() {
-  // The child has no writer thread and must not touch the parent's file: not traced.
-  g.state.store(static_cast<int>(State::disabled));
-  g_writer_running.store(false);
 }
 
 void at_exit_flush() {
@@ -287,6 +363,8 @@ void start_writer_thread() {
   pthread_sigmask(SIG_SETMASK, &all, &old);
   if (pthread_create(&g_writer_thread, nullptr, writer_main, nullptr) == 0)
     g_writer_running.store(true);
+  else
+    say("alloclab: cannot start the writer thread: not tracing\n");
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
@@ -297,14 +375,9 @@ std::uint64_t parse_u64(const char* text) {
   return *end == '\0' ? v : 0;
 }
 
-// Runs once the C runtime is fully up (library constructor): the file, the thread, the hooks.
-void start_tracing() {
-  GuardScope guard;
-  const char* output = std::getenv("ALLOCLAB_OUTPUT");
-  if (!std::getenv("ALLOCLAB_TRACE_PID")) {
-    const std::string pid = std::to_string(getpid());
-    setenv("ALLOCLAB_TRACE_PID", pid.c_str(), 1);  // children that exec are not traced
-  }
+// Creates this image's trace (never an existing file: O_EXCL, O_NOFOLLOW) and lists it.
+bool open_trace() {
+  FileSizeSignalBlock block;
   nlohmann::json metadata = nlohmann::json::object();
   metadata["tool_version"] = ALLOCLAB_VERSION;
   metadata["command_line"] = read_command_line();
@@ -314,24 +387,75 @@ void start_tracing() {
   metadata["pid"] = getpid();
   metadata["clock"] = "CLOCK_MONOTONIC";
   metadata["min_size"] = g.min_size;
+  metadata["stack_depth"] = g_stack_depth;
+  metadata["time_resolution_ns"] = time_resolution_ns();
   metadata["recorder"] = "alloclab record (liballoclab_preload.so)";
-  try {
-    AltWriteOptions options;
-    options.zstd_level = 3;
-    options.events_per_chunk = buffer_records;
-    g_writer = new AltStreamWriter(output, metadata, options);
-  } catch (const std::system_error& e) {
-    // EEXIST: an image exec'ed in place of the traced one (same pid) finds the file taken.
-    if (e.code().value() != EEXIST) {
-      say("alloclab: not tracing: ");
-      say(e.what());
-      say("\n");
+  metadata["image"] = image_name(g_image);
+  metadata["parent_pid"] = getppid();
+  AltWriteOptions options;
+  options.zstd_level = 3;
+  options.events_per_chunk = buffer_records;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::string path = trace_path(g_image, g.pid, attempt);
+    std::snprintf(g_path, sizeof g_path, "%s", path.c_str());
+    try {
+      g_writer = new AltStreamWriter(path, metadata, options);
+      list_trace(path);
+      return true;
+    } catch (const std::system_error& e) {
+      // A later image of the same pid (exec in place, exec after fork) takes the next name.
+      if (e.code().value() == EEXIST && g_image != Image::root) continue;
+      say(("alloclab: not tracing pid " + std::to_string(g.pid) + ": " + e.what() + "\n").c_str());
+      break;
     }
+  }
+  g.state.store(static_cast<int>(State::disabled));
+  return false;
+}
+
+// fork: the child has only the forking thread. The writer thread is gone, perhaps halfway
+// through a flush (its lock held, its list or file object torn), and every buffer holds the
+// parent's events, which the parent writes. So the child never touches any of that: it forgets
+// it (the memory is the parent's copy-on-write pages). Without --follow-fork the child is not
+// traced; with it, it starts afresh with buffers, a file and a writer thread of its own. The
+// parent is not held up at all: no lock is taken across fork.
+void fork_child() {
+  // Also when the parent could not write any more: the child has a file of its own.
+  const bool was_tracing = g_writer_running.load() && g.pid == getppid();
+  pthread_mutex_init(&g_flush_lock, nullptr);
+  g_writer_running.store(false);
+  g_writer_stop.store(false);
+  g_flush_requests.store(0);
+  g_flush_done.store(0);
+  if (!was_tracing || !follow_fork()) {
     g.state.store(static_cast<int>(State::disabled));
     return;
   }
+  GuardScope guard;
+  forget_thread_buffer();
+  g.new_buffers.store(nullptr);
+  g.live_buffers.store(0);
+  g_owned = nullptr;
+  g_emitted_below = g.seq.load();
+  g.dropped.store(0);
+  g_writer = nullptr;  // the parent's: left alone (its descriptor closes at exec: O_CLOEXEC)
+  g_items = nullptr;
+  g_batch = nullptr;
+  g_interner = nullptr;
+  g_write_failed = false;
+  g.state.store(static_cast<int>(State::enabled));
+  g.pid = getpid();
+  g_image = Image::forked;
+  if (open_trace()) start_writer_thread();
+}
+
+// Runs once the C runtime is fully up (library constructor): the file, the thread, the hooks.
+void start_tracing() {
+  GuardScope guard;
+  if (!open_trace()) return;
+  stacks_warm_up();
   init_thread_key();
-  pthread_atfork(nullptr, nullptr, at_fork_child);
+  pthread_atfork(nullptr, nullptr, fork_child);
   install_fatal_handlers();
   std::atexit(at_exit_flush);
   start_writer_thread();
@@ -344,14 +468,24 @@ void initialize() {
   if (!g.state.compare_exchange_strong(expected, static_cast<int>(State::initializing))) return;
   GuardScope guard;
   resolve_real_functions();
-  const char* output = std::getenv("ALLOCLAB_OUTPUT");
-  const std::uint64_t owner = parse_u64(std::getenv("ALLOCLAB_TRACE_PID"));
+  resolve_exec_functions();
   g.pid = getpid();
   g.min_size = parse_u64(std::getenv("ALLOCLAB_MIN_SIZE"));
-  const bool traced =
-      output && *output && (owner == 0 || owner == static_cast<std::uint64_t>(g.pid));
+  clock_init(std::getenv("ALLOCLAB_TIME_RESOLUTION"));
+  stacks_configure(std::getenv("ALLOCLAB_STACKS"));
+  const ImageDecision decision = decide_image(g.pid);
+  g_image = decision.image;
+  // Secure execution (setuid, setgid, capabilities): a tracer has no business there.
+  const bool traced = decision.traced && getauxval(AT_SECURE) == 0;
   g.state.store(static_cast<int>(traced ? State::enabled : State::disabled),
                 std::memory_order_release);
+}
+
+void flush_before_exec() {
+  if (g.pid != getpid()) return;  // a vfork child: the parent's tracer is not ours to drive
+  const int saved_errno = errno;
+  request_flush_and_wait();
+  errno = saved_errno;
 }
 
 }  // namespace alloclab::preload
@@ -360,6 +494,10 @@ using namespace alloclab::preload;
 
 __attribute__((constructor)) static void alloclab_preload_constructor() {
   initialize();
+  if (g_image == Image::root && std::getenv("ALLOCLAB_OUTPUT")) {
+    GuardScope guard;
+    mark_first_image_started(getpid());
+  }
   if (g.state.load() == static_cast<int>(State::enabled)) start_tracing();
 }
 
@@ -373,6 +511,7 @@ __attribute__((destructor(101))) static void alloclab_preload_destructor() {
     const std::string label = "alloclab:dropped=" + std::to_string(dropped);
     record_marker(static_cast<std::uint8_t>(alloclab::Op::mark), label.c_str());
   }
+  FileSizeSignalBlock block;
   pthread_mutex_lock(&g_flush_lock);
   flush_locked(true);
   if (g_writer && !g_write_failed) {
@@ -380,6 +519,13 @@ __attribute__((destructor(101))) static void alloclab_preload_destructor() {
       g_writer->close();
     } catch (const std::exception&) {
     }
+  }
+  if (g_write_failed) {
+    say("alloclab: the trace ");
+    say(g_path);
+    say(" is incomplete: ");
+    say(g_stop_reason);
+    say("\n");
   }
   g.final_flush_done.store(true);
   pthread_mutex_unlock(&g_flush_lock);
@@ -396,4 +542,9 @@ ALLOCLAB_EXPORT void alloclab_preload_run_end(void) {
 }
 ALLOCLAB_EXPORT void alloclab_preload_mark(const char* label) {
   if (tracing()) record_marker(static_cast<std::uint8_t>(alloclab::Op::mark), label);
+}
+// The CUDA tracer (liballoclab_cuda.so, `record --cuda --cpu`) hides its own allocations from
+// this one: +1 before its work on a thread, -1 after.
+ALLOCLAB_EXPORT void alloclab_preload_guard(int delta) {
+  t_guard += delta;
 }

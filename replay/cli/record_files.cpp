@@ -1,0 +1,152 @@
+#include "record_files.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string_view>
+
+#include "alloclab/trace/alt.hpp"
+#include "cli_common.hpp"
+
+namespace alloclab::cli {
+namespace {
+
+// Where execvp would find `command`: itself when it names a path, else the first executable
+// regular file of that name on PATH.
+std::string find_program(const std::string& command) {
+  if (command.find('/') != std::string::npos) return command;
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    const std::size_t colon = dirs.find(':');
+    const std::string dir(dirs.substr(0, colon));
+    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + command;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+    if (colon == std::string_view::npos) return {};
+    dirs.remove_prefix(colon + 1);
+  }
+}
+
+std::uint64_t dropped_events(const Trace& trace) {
+  // The tracer leaves a mark when it had to drop events (no memory for a buffer).
+  static constexpr std::string_view dropped_mark = "alloclab:dropped=";
+  std::uint64_t dropped = 0;
+  for (std::size_t i = 0; i < trace.size(); ++i)
+    if (trace.op(i) == Op::mark && trace.label(i).starts_with(dropped_mark))
+      dropped += std::strtoull(std::string(trace.label(i).substr(dropped_mark.size())).c_str(),
+                               nullptr, 10);
+  return dropped;
+}
+
+}  // namespace
+
+TraceFileList::TraceFileList() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "alloclab-files-XXXXXX").string();
+  const int fd = ::mkstemp(pattern.data());
+  if (fd < 0) throw std::runtime_error("cannot create a file list in the temporary directory");
+  ::close(fd);
+  path_ = pattern;
+}
+
+TraceFileList::~TraceFileList() {
+  ::unlink(path_.c_str());
+}
+
+std::vector<TracedFile> TraceFileList::read(const std::string& root,
+                                            const std::string& root_written_as) const {
+  std::vector<TracedFile> files{{root, {}}};
+  std::ifstream in(path_);
+  std::string line;
+  while (std::getline(in, line)) {
+    const std::size_t space = line.find(' ');
+    if (space == std::string::npos) continue;
+    const std::string kind = line.substr(0, space);
+    std::string path = line.substr(space + 1);
+    std::string why;
+    if (kind == "incomplete") {
+      const std::size_t tab = path.find('\t');
+      if (tab == std::string::npos) continue;
+      why = path.substr(tab + 1);
+      path.resize(tab);
+    } else if (kind != "trace") {
+      continue;
+    }
+    if (path == root_written_as) path = root;
+    TracedFile* known = nullptr;
+    for (TracedFile& file : files)
+      if (file.path == path) known = &file;
+    if (!known) known = &files.emplace_back(TracedFile{path, {}});
+    if (!why.empty()) known->incomplete = why;
+  }
+  return files;
+}
+
+void set_follow_environment(bool follow_fork, bool follow_exec, const std::string& list) {
+  setenv("ALLOCLAB_FOLLOW_FORK", follow_fork ? "1" : "0", 1);
+  setenv("ALLOCLAB_FOLLOW_EXEC", follow_exec ? "1" : "0", 1);
+  setenv("ALLOCLAB_FILE_LIST", list.c_str(), 1);
+  // Seeded here so that the program's first image changes it in place (see lifecycle.hpp).
+  setenv("ALLOCLAB_STARTED_PID", "0", 1);
+}
+
+void refuse_setid_program(const std::string& command) {
+  const std::string program = find_program(command);
+  struct stat st {};
+  if (program.empty() || ::stat(program.c_str(), &st) != 0) return;  // exec reports it
+  const bool setuid = st.st_mode & S_ISUID;
+  const bool setgid = (st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP);
+  if (setuid || setgid)
+    throw std::runtime_error(
+        "record: refusing to trace " + program + ": it is " + (setuid ? "setuid" : "setgid") +
+        " (the loader ignores LD_PRELOAD there); trace a copy without the bit");
+}
+
+void refuse_existing_output(const std::string& path) {
+  std::error_code error;
+  const auto status = std::filesystem::symlink_status(path, error);
+  if (std::filesystem::is_symlink(status))
+    throw std::runtime_error(path + " is a symbolic link; the trace is never written through one");
+  if (std::filesystem::exists(status))
+    throw std::runtime_error(path + " exists; choose another name or remove it");
+}
+
+bool summarize_traces(const std::vector<TracedFile>& files) {
+  bool first_written = true;
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    const TracedFile& file = files[f];
+    if (!std::filesystem::exists(file.path)) {
+      std::fprintf(stderr, "alloclab: no trace was written to %s (did the program start?)\n",
+                   file.path.c_str());
+      if (f == 0) first_written = false;
+      continue;
+    }
+    // Checksums and counts only: decoding a large trace here would take longer than some
+    // programs run. The tracer's dropped-events mark is in the last chunk.
+    AltLoadStats stats;
+    const Trace trace = read_alt_tail(file.path, &stats);
+    for (const std::string& warning : trace.warnings)
+      std::fprintf(stderr, "alloclab: warning: %s\n", warning.c_str());
+    const double per_event = stats.events == 0 ? 0.0
+                                               : static_cast<double>(stats.file_bytes) /
+                                                     static_cast<double>(stats.events);
+    std::fprintf(stderr, "alloclab: recorded %s events (%.2f bytes/event, %llu dropped) to %s\n",
+                 grouped(stats.events).c_str(), per_event,
+                 static_cast<unsigned long long>(dropped_events(trace)), file.path.c_str());
+    if (!file.incomplete.empty())
+      std::fprintf(stderr,
+                   "alloclab: warning: %s is incomplete: tracing stopped, cannot write: %s\n",
+                   file.path.c_str(), file.incomplete.c_str());
+  }
+  return first_written;
+}
+
+}  // namespace alloclab::cli

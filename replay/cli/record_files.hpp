@@ -1,0 +1,46 @@
+#pragma once
+// `alloclab record`'s side of following a program's processes and of output safety: the list of
+// trace files the tracer fills in (tracer/preload/lifecycle.hpp describes the protocol), the
+// refusal of setuid/setgid programs, and one summary line per file written.
+#include <string>
+#include <vector>
+
+namespace alloclab::cli {
+
+struct TracedFile {
+  std::string path;
+  std::string incomplete;  // why the tracer stopped writing it; empty when it is whole
+};
+
+class TraceFileList {
+ public:
+  // An empty list file (mode 0600) in the temporary directory, removed again by the destructor.
+  TraceFileList();
+  ~TraceFileList();
+  TraceFileList(const TraceFileList&) = delete;
+  TraceFileList& operator=(const TraceFileList&) = delete;
+
+  const std::string& path() const { return path_; }
+  // The files in the order their images started; `root` first, also when its tracer listed
+  // nothing (or listed it as `root_written_as`, the name the tracer wrote before a merge).
+  std::vector<TracedFile> read(const std::string& root, const std::string& root_written_as) const;
+
+ private:
+  std::string path_;
+};
+
+// In the child, before exec: what the tracer follows, and where it lists its files.
+void set_follow_environment(bool follow_fork, bool follow_exec, const std::string& list);
+
+// Throws std::runtime_error when `command` (looked up on PATH as execvp does) is setuid or
+// setgid: the loader ignores LD_PRELOAD there, and a tracer has no business in such a process.
+void refuse_setid_program(const std::string& command);
+
+// Throws std::runtime_error when `path` exists, also as a symbolic link (dangling or not).
+void refuse_existing_output(const std::string& path);
+
+// One line per file: events, bytes per event, dropped events; a warning for an incomplete one.
+// Returns false when the first file (the program's own) was not written.
+bool summarize_traces(const std::vector<TracedFile>& files);
+
+}  // namespace alloclab::cli

@@ -1,0 +1,282 @@
+// `alloclab record` across a program's processes (fork, exec, abort in a child) and when the
+// output is unsafe (symbolic links, setuid programs) or cannot be written (file size limit).
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "record_test_util.hpp"
+
+namespace alloclab::test {
+namespace {
+
+std::string dir_of(const ScratchDir& dir) {
+  return std::filesystem::path(dir.file("x")).parent_path().string();
+}
+
+// Every trace file in `dir` but `root`, by name.
+std::vector<std::string> other_traces(const ScratchDir& dir, const std::string& root) {
+  std::vector<std::string> found;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_of(dir))) {
+    const std::string path = entry.path().string();
+    if (entry.path().extension() == ".alt" && path != root) found.push_back(path);
+  }
+  // t.PID.alt before t.PID.2.alt
+  std::sort(found.begin(), found.end(), [](const std::string& a, const std::string& b) {
+    return a.size() != b.size() ? a.size() < b.size() : a < b;
+  });
+  return found;
+}
+
+// Counter files the children wrote: COUNTS.<pid>.
+std::vector<std::pair<std::string, std::string>> child_counts(const ScratchDir& dir,
+                                                              const std::string& counts) {
+  std::vector<std::pair<std::string, std::string>> found;
+  const std::string prefix = std::filesystem::path(counts).filename().string() + ".";
+  for (const auto& entry : std::filesystem::directory_iterator(dir_of(dir))) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with(prefix)) found.emplace_back(name.substr(prefix.size()), entry.path());
+  }
+  return found;
+}
+
+struct Loaded {
+  Trace trace;
+  ResolvedTrace resolved;
+};
+
+// A forked child's trace starts at fork: a block it inherited and frees (glibc frees a few at
+// exit) is unknown to it. Those frees are the only anomalies such a trace may have.
+Loaded load(const std::string& path, bool forked = false) {
+  Loaded l;
+  l.trace = read_alt(path);
+  EXPECT_TRUE(l.trace.warnings.empty()) << path << ": " << l.trace.warnings.front();
+  l.resolved = resolve(l.trace);
+  const Anomalies& a = l.resolved.anomalies;
+  EXPECT_EQ(a.total() - (forked ? a.free_unknown : 0), 0u) << path;
+  return l;
+}
+
+void expect_parent_whole(const std::string& trace, const std::string& counts) {
+  const Loaded parent = load(trace);
+  const auto c = read_counts(counts);
+  const RunCounts work = count_in_runs(parent.trace, "work");
+  EXPECT_EQ(work.allocs, c.at("allocs"));
+  EXPECT_EQ(work.frees, c.at("frees"));
+}
+
+TEST(RecordLifecycle, follow_fork_gives_each_child_its_own_trace_and_leaves_the_parent_whole) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string trace = dir.file("t.alt");
+  const std::string counts = dir.file("c.txt");
+  const Recorded r =
+      record(trace, std::string(TORTURE_FORK_FOLLOW) + " " + counts, {}, "--follow-fork");
+  ASSERT_EQ(r.status, 0) << r.output;
+  expect_parent_whole(trace, counts);
+  EXPECT_EQ(read_counts(counts).at("children_as_expected"), 6u);
+  const auto children = child_counts(dir, counts);
+  ASSERT_EQ(children.size(), 6u);
+  EXPECT_EQ(other_traces(dir, trace).size(), 6u);
+  for (const auto& [pid, child_counts_file] : children) {
+    const std::string child_trace = dir.file("t." + pid + ".alt");
+    ASSERT_TRUE(std::filesystem::exists(child_trace)) << child_trace;
+    EXPECT_NE(r.output.find("to " + child_trace), std::string::npos) << r.output;
+    const Loaded child = load(child_trace, true);
+    EXPECT_EQ(child.trace.metadata.value("image", ""), "fork");
+    EXPECT_EQ(std::to_string(child.trace.metadata.value("pid", 0)), pid);
+    const auto c = read_counts(child_counts_file);
+    const RunCounts run = count_in_runs(child.trace, "child");
+    EXPECT_EQ(run.runs, 1u);
+    EXPECT_EQ(run.allocs, c.at("allocs"));
+    EXPECT_EQ(run.frees, c.at("frees"));
+    // Only the child's own events: nothing of the parent's helper threads (100..102 bytes).
+    for (std::size_t i = 0; i < child.trace.size(); ++i)
+      ASSERT_FALSE(child.trace.op(i) == Op::alloc && child.trace.size_of(i) >= 100 &&
+                   child.trace.size_of(i) <= 102)
+          << child_trace << " event " << i;
+  }
+}
+
+TEST(RecordLifecycle, without_follow_fork_children_of_a_threaded_parent_write_nothing) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string trace = dir.file("t.alt");
+  const std::string counts = dir.file("c.txt");
+  const Recorded r = record(trace, std::string(TORTURE_FORK_FOLLOW) + " " + counts);
+  ASSERT_EQ(r.status, 0) << r.output;
+  expect_parent_whole(trace, counts);
+  EXPECT_EQ(read_counts(counts).at("children_as_expected"), 6u);
+  EXPECT_EQ(child_counts(dir, counts).size(), 6u);
+  EXPECT_TRUE(other_traces(dir, trace).empty());
+  const RunCounts children = count_in_runs(read_alt(trace), "child");
+  EXPECT_EQ(children.runs, 0u);
+}
+
+TEST(RecordLifecycle, a_child_that_aborts_leaves_its_trace_up_to_the_abort) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string trace = dir.file("t.alt");
+  const std::string counts = dir.file("c.txt");
+  const Recorded r = record(trace, std::string(TORTURE_FORK_FOLLOW) + " " + counts + " abort", {},
+                            "--follow-fork");
+  ASSERT_EQ(r.status, 0) << r.output;
+  expect_parent_whole(trace, counts);
+  EXPECT_EQ(read_counts(counts).at("children_as_expected"), 6u);
+  const auto children = child_counts(dir, counts);
+  ASSERT_EQ(children.size(), 6u);
+  for (const auto& [pid, child_counts_file] : children) {
+    const Loaded child = load(dir.file("t." + pid + ".alt"), true);
+    const auto c = read_counts(child_counts_file);
+    const RunCounts run = count_in_runs(child.trace, "child");
+    EXPECT_EQ(run.allocs, c.at("allocs"));
+    EXPECT_EQ(run.frees, c.at("frees"));
+    EXPECT_EQ(child.resolved.anomalies.unterminated_runs, 1u);
+  }
+}
+
+TEST(RecordLifecycle, exec_in_place_flushes_first_and_follows_only_with_the_flag) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  for (const bool follow : {false, true}) {
+    ScratchDir dir;
+    const std::string trace = dir.file("t.alt");
+    const std::string counts = dir.file("c.txt");
+    const Recorded r = record(trace, std::string(TORTURE_EXEC) + " " + counts + " inplace", {},
+                              follow ? "--follow-exec" : "");
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto c = read_counts(counts);
+    const Loaded root = load(trace);
+    EXPECT_EQ(count_in_runs(root.trace, "before").allocs, c.at("before_allocs"));
+    EXPECT_EQ(count_in_runs(root.trace, "image").runs, 0u);
+    EXPECT_GT(c.at("image_allocs"), 0u);  // the new image ran
+    const auto others = other_traces(dir, trace);
+    if (!follow) {
+      EXPECT_TRUE(others.empty());
+      continue;
+    }
+    const std::string pid = std::to_string(root.trace.metadata.value("pid", 0));
+    ASSERT_EQ(others, std::vector<std::string>{dir.file("t." + pid + ".alt")}) << r.output;
+    const Loaded image = load(others.front());
+    EXPECT_EQ(image.trace.metadata.value("image", ""), "exec");
+    EXPECT_EQ(count_in_runs(image.trace, "image").allocs, c.at("image_allocs"));
+  }
+}
+
+TEST(RecordLifecycle, fork_then_exec_gets_one_file_per_followed_image) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  struct Case {
+    std::string flags;
+    std::vector<std::string> images;  // of the child's files, in name order
+  };
+  const Case cases[] = {{"", {}},
+                        {"--follow-fork", {"fork"}},
+                        {"--follow-exec", {"exec"}},
+                        {"--follow-fork --follow-exec", {"fork", "exec"}}};
+  for (const Case& test : cases) {
+    SCOPED_TRACE(test.flags);
+    ScratchDir dir;
+    const std::string trace = dir.file("t.alt");
+    const std::string counts = dir.file("c.txt");
+    const Recorded r =
+        record(trace, std::string(TORTURE_EXEC) + " " + counts + " spawn", {}, test.flags);
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto c = read_counts(counts);
+    EXPECT_EQ(count_in_runs(load(trace).trace, "before").allocs, c.at("before_allocs"));
+    const auto others = other_traces(dir, trace);
+    ASSERT_EQ(others.size(), test.images.size()) << r.output;
+    for (std::size_t i = 0; i < others.size(); ++i) {
+      const Loaded child = load(others[i], test.images[i] == "fork");
+      EXPECT_EQ(child.trace.metadata.value("image", ""), test.images[i]) << others[i];
+      if (test.images[i] == "exec") {
+        EXPECT_EQ(count_in_runs(child.trace, "image").allocs, c.at("image_allocs"));
+      } else {
+        bool own_event = false;  // the forked child's malloc(4242) before its exec
+        for (std::size_t e = 0; e < child.trace.size(); ++e)
+          own_event |= child.trace.op(e) == Op::alloc && child.trace.size_of(e) == 4242;
+        EXPECT_TRUE(own_event) << others[i];
+      }
+    }
+    if (others.size() == 2) {  // the same pid: the exec'd image takes the next name
+      EXPECT_EQ(others[1].substr(0, others[1].size() - 6) + ".alt", others[0]);
+    }
+  }
+}
+
+TEST(RecordLifecycle, file_size_limit_stops_the_trace_but_not_the_program) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string trace = dir.file("t.alt");
+  const std::string counts = dir.file("c.txt");
+  const std::uint64_t limit = 8192;  // the header and the first round fit, the rest does not
+  const Recorded r =
+      record(trace, std::string(TORTURE_DISKFULL) + " " + counts + " " + std::to_string(limit));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("is incomplete"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("File too large"), std::string::npos) << r.output;
+  EXPECT_LE(std::filesystem::file_size(trace), limit);
+  // What was written is a readable prefix: whole chunks, events that pair up.
+  const Loaded l = load(trace);
+  const RunCounts work = count_in_runs(l.trace, "work");
+  EXPECT_GT(work.allocs, 0u);
+  EXPECT_LT(work.allocs, read_counts(counts).at("allocs"));
+  EXPECT_EQ(read_counts(counts).at("allocs"), 40u * 5000u);
+}
+
+TEST(RecordLifecycle, a_forked_child_that_cannot_write_its_header_is_not_killed_by_SIGXFSZ) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string trace = dir.file("t.alt");
+  const std::string counts = dir.file("c.txt");
+  const Recorded r =
+      record(trace, std::string(TORTURE_DISKFULL) + " " + counts + " 1 fork", {}, "--follow-fork");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(read_counts(counts).at("children_ok"), 1u) << r.output;
+  EXPECT_NE(r.output.find("not tracing pid"), std::string::npos) << r.output;
+  EXPECT_TRUE(other_traces(dir, trace).empty());  // no half-written file left behind
+}
+
+TEST(RecordLifecycle, never_writes_through_a_symbolic_link) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string victim = dir.file("victim.txt");
+  std::ofstream(victim) << "precious";
+  std::filesystem::create_symlink(victim, dir.file("link.alt"));
+  std::filesystem::create_symlink(dir.file("absent.txt"), dir.file("dangling.alt"));
+  for (const char* link : {"link.alt", "dangling.alt"}) {
+    const Recorded r = record(dir.file(link), std::string(TORTURE_STATUS));
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("symbolic link"), std::string::npos) << r.output;
+  }
+  // The tracer itself, should a link appear after `record` looked: O_NOFOLLOW | O_EXCL.
+  const CliResult direct =
+      run_shell("LD_PRELOAD=" + std::string(ALLOCLAB_PRELOAD_LIBRARY) +
+                " ALLOCLAB_OUTPUT=" + dir.file("dangling.alt") + " " + TORTURE_STATUS);
+  EXPECT_EQ(direct.status, 0) << direct.output;
+  EXPECT_NE(direct.output.find("not tracing"), std::string::npos) << direct.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("absent.txt")));
+  std::string text;
+  std::ifstream(victim) >> text;
+  EXPECT_EQ(text, "precious");
+}
+
+TEST(RecordLifecycle, refuses_setuid_and_setgid_programs) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  for (const auto& [name, mode] : {std::pair{"suid", 04755}, std::pair{"sgid", 02755}}) {
+    const std::string program = dir.file(name);
+    std::filesystem::copy_file(TORTURE_STATUS, program);
+    ASSERT_EQ(::chmod(program.c_str(), static_cast<mode_t>(mode)), 0);
+    const Recorded r = record(dir.file(std::string(name) + ".alt"), program);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find(mode == 04755 ? "setuid" : "setgid"), std::string::npos) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(dir.file(std::string(name) + ".alt")));
+  }
+}
+
+}  // namespace
+}  // namespace alloclab::test

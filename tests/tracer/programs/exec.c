@@ -1,0 +1,42 @@
+/* exec: allocates in a run "before", then replaces itself with a new image of this program
+ * ("inplace") or forks a child that does ("spawn"). The new image allocates in a run "image".
+ * The exec follows the last allocation at once: only a flush before exec saves those events. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "torture.h"
+
+static void image(const char* counts) {
+  unsigned long long allocs = 0;
+  alloclab_run_begin("image");
+  for (int i = 0; i < 3000; ++i) free(torture_keep(malloc(300 + i % 200))), ++allocs;
+  alloclab_run_end();
+  torture_count(counts, "image_allocs", allocs);
+}
+
+int main(int argc, char** argv) {
+  if (argc > 2 && strcmp(argv[2], "image") == 0) {
+    image(argv[1]);
+    return 0;
+  }
+  const int spawn = argc > 2 && strcmp(argv[2], "spawn") == 0;
+  unsigned long long allocs = 0;
+  alloclab_run_begin("before");
+  for (int i = 0; i < 5000; ++i) free(torture_keep(malloc(100 + i % 100))), ++allocs;
+  alloclab_run_end();
+  torture_count(argv[1], "before_allocs", allocs);
+  if (!spawn) {
+    execl("/proc/self/exe", argv[0], argv[1], "image", (char*)NULL);
+    return 1;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    free(torture_keep(malloc(4242))); /* the forked child's own event, before exec */
+    execl("/proc/self/exe", argv[0], argv[1], "image", (char*)NULL);
+    _exit(1);
+  }
+  int status;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}

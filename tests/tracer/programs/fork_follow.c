@@ -1,0 +1,81 @@
+/* fork without exec for --follow-fork: while helper threads allocate, the parent forks children
+ * that allocate in a run of their own and report their counters in COUNTS.<pid>. With the
+ * argument "abort" each child aborts in the middle of its run instead of finishing it. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "torture.h"
+
+enum { helpers = 3, children = 6, child_blocks = 2000 };
+static pthread_barrier_t start, done;
+static volatile int stop;
+static unsigned long long helper_allocs[helpers];
+
+static void* helper(void* arg) {
+  int id = (int)(long)arg;
+  pthread_barrier_wait(&start);
+  while (!stop) {
+    free(torture_keep(malloc(100 + id)));
+    ++helper_allocs[id];
+  }
+  pthread_barrier_wait(&done);
+  return NULL;
+}
+
+static void child(const char* counts, int aborts) {
+  static void* kept[child_blocks];
+  char path[512];
+  snprintf(path, sizeof path, "%s.%d", counts, (int)getpid());
+  unsigned long long allocs = 0, frees = 0;
+  alloclab_run_begin("child");
+  for (int i = 0; i < child_blocks; ++i) {
+    kept[i] = malloc(7000 + i % 1000);
+    ++allocs;
+    if (i % 2) free(kept[i]), kept[i] = NULL, ++frees;
+  }
+  if (aborts) {
+    torture_count(path, "allocs", allocs);
+    torture_count(path, "frees", frees);
+    abort();
+  }
+  for (int i = 0; i < child_blocks; ++i)
+    if (kept[i]) free(kept[i]), ++frees;
+  alloclab_run_end();
+  torture_count(path, "allocs", allocs);
+  torture_count(path, "frees", frees);
+  exit(0); /* the tracer's exit path runs in the child */
+}
+
+int main(int argc, char** argv) {
+  const int aborts = argc > 2 && strcmp(argv[2], "abort") == 0;
+  pthread_t t[helpers];
+  pthread_barrier_init(&start, NULL, helpers + 1);
+  pthread_barrier_init(&done, NULL, helpers + 1);
+  for (long i = 0; i < helpers; ++i) pthread_create(&t[i], NULL, helper, (void*)i);
+  unsigned long long allocs = 0, expected_ends = 0;
+  alloclab_run_begin("work");
+  pthread_barrier_wait(&start);
+  for (int round = 0; round < children; ++round) {
+    void* before = malloc(5000);
+    ++allocs;
+    pid_t pid = fork();
+    if (pid == 0) child(argv[1], aborts);
+    int status;
+    waitpid(pid, &status, 0);
+    expected_ends += aborts ? WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT
+                            : WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    free(before);
+  }
+  stop = 1;
+  pthread_barrier_wait(&done);
+  for (int i = 0; i < helpers; ++i) allocs += helper_allocs[i];
+  alloclab_run_end();
+  for (int i = 0; i < helpers; ++i) pthread_join(t[i], NULL);
+  torture_count(argv[1], "allocs", allocs);
+  torture_count(argv[1], "frees", allocs);
+  torture_count(argv[1], "children_as_expected", expected_ends);
+  return 0;
+}

@@ -1,0 +1,214 @@
+// Following fork and exec: which image is traced and under which name, the list of files for
+// `alloclab record`, and the exec hooks that flush the current image before it is replaced
+// (exec runs no destructor and no atexit handler: without them the last ~100 ms would be lost).
+#include "lifecycle.hpp"
+
+#include <alloca.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "preload.hpp"
+
+namespace alloclab::preload {
+namespace {
+
+std::uint64_t env_u64(const char* name) {
+  const char* text = std::getenv(name);
+  if (!text || !*text) return 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  return *end == '\0' ? v : 0;
+}
+
+bool env_flag(const char* name) {
+  const char* text = std::getenv(name);
+  return text && text[0] == '1' && text[1] == '\0';
+}
+
+void append_to_list(const std::string& line) {
+  const char* list = std::getenv("ALLOCLAB_FILE_LIST");
+  if (!list || !*list) return;
+  // Never created here: only the list `record` made (and still keeps) is written to.
+  const int fd = ::open(list, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  FileSizeSignalBlock block;
+  const ssize_t ignored = ::write(fd, line.data(), line.size());  // one write: one whole line
+  (void)ignored;
+  ::close(fd);
+}
+
+using ExecveFn = int (*)(const char*, char* const[], char* const[]);
+using ExecvpeFn = int (*)(const char*, char* const[], char* const[]);
+using ExecvFn = int (*)(const char*, char* const[]);
+using FexecveFn = int (*)(int, char* const[], char* const[]);
+ExecveFn real_execve;
+ExecvpeFn real_execvpe;
+ExecvFn real_execv;
+ExecvFn real_execvp;
+FexecveFn real_fexecve;
+
+}  // namespace
+
+ImageDecision decide_image(int pid) {
+  const char* output = std::getenv("ALLOCLAB_OUTPUT");
+  const std::uint64_t started = env_u64("ALLOCLAB_STARTED_PID");
+  const std::uint64_t owner = env_u64("ALLOCLAB_TRACE_PID");
+  const bool first = started == 0 && (owner == 0 || owner == static_cast<std::uint64_t>(pid));
+  const Image image = first ? Image::root : Image::execed;
+  const bool wanted = output && *output && (first || env_flag("ALLOCLAB_FOLLOW_EXEC"));
+  return ImageDecision{image, wanted};
+}
+
+bool follow_fork() {
+  return env_flag("ALLOCLAB_FOLLOW_FORK");
+}
+
+const char* image_name(Image image) {
+  switch (image) {
+    case Image::root:
+      return "root";
+    case Image::forked:
+      return "fork";
+    case Image::execed:
+      return "exec";
+  }
+  return "?";
+}
+
+void mark_first_image_started(int pid) {
+  setenv("ALLOCLAB_STARTED_PID", std::to_string(pid).c_str(), 1);
+}
+
+std::string trace_path(Image image, int pid, int attempt) {
+  const char* output = std::getenv("ALLOCLAB_OUTPUT");
+  std::string path = output ? output : "";
+  if (image == Image::root) return path;
+  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".alt") == 0)
+    path.resize(path.size() - 4);
+  path += "." + std::to_string(pid);
+  if (attempt > 0) path += "." + std::to_string(attempt + 1);
+  return path + ".alt";
+}
+
+void list_trace(const std::string& path) {
+  append_to_list("trace " + path + "\n");
+}
+
+void list_incomplete(const std::string& path, const std::string& why) {
+  std::string line = "incomplete " + path + "\t" + why;
+  for (char& c : line)
+    if (c == '\n') c = ' ';
+  append_to_list(line + "\n");
+}
+
+void resolve_exec_functions() {
+  real_execve = reinterpret_cast<ExecveFn>(dlsym(RTLD_NEXT, "execve"));
+  real_execvpe = reinterpret_cast<ExecvpeFn>(dlsym(RTLD_NEXT, "execvpe"));
+  real_execv = reinterpret_cast<ExecvFn>(dlsym(RTLD_NEXT, "execv"));
+  real_execvp = reinterpret_cast<ExecvFn>(dlsym(RTLD_NEXT, "execvp"));
+  real_fexecve = reinterpret_cast<FexecveFn>(dlsym(RTLD_NEXT, "fexecve"));
+}
+
+FileSizeSignalBlock::FileSizeSignalBlock() {
+  sigset_t xfsz;
+  sigemptyset(&xfsz);
+  sigaddset(&xfsz, SIGXFSZ);
+  pthread_sigmask(SIG_BLOCK, &xfsz, &old_);
+  sigset_t pending;
+  was_pending_ = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1;
+}
+
+FileSizeSignalBlock::~FileSizeSignalBlock() {
+  sigset_t pending;
+  if (!was_pending_ && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1) {
+    sigset_t xfsz;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    const timespec now{0, 0};
+    const int saved_errno = errno;
+    sigtimedwait(&xfsz, nullptr, &now);
+    errno = saved_errno;
+  }
+  pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+}
+
+}  // namespace alloclab::preload
+
+using namespace alloclab::preload;
+
+#define ALLOCLAB_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+int no_function() {
+  errno = ENOSYS;
+  return -1;
+}
+
+// execl, execle and execlp: their arguments as an argv array on the stack (no malloc: exec may
+// be called where malloc is not safe, after fork in a threaded program say).
+#define ALLOCLAB_COLLECT_ARGS(first, argv, after)                         \
+  std::size_t count = 1;                                                  \
+  {                                                                       \
+    va_list probe;                                                        \
+    va_start(probe, first);                                               \
+    while (va_arg(probe, char*)) ++count;                                 \
+    va_end(probe);                                                        \
+  }                                                                       \
+  char** argv = static_cast<char**>(alloca((count + 1) * sizeof(char*))); \
+  va_list args;                                                           \
+  va_start(args, first);                                                  \
+  argv[0] = const_cast<char*>(first);                                     \
+  for (std::size_t i = 1; i <= count; ++i) argv[i] = va_arg(args, char*); \
+  after;                                                                  \
+  va_end(args)
+
+}  // namespace
+
+ALLOCLAB_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
+  flush_before_exec();
+  return real_execve ? real_execve(path, argv, envp) : no_function();
+}
+
+ALLOCLAB_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
+  flush_before_exec();
+  return real_execvpe ? real_execvpe(file, argv, envp) : no_function();
+}
+
+ALLOCLAB_EXPORT int execv(const char* path, char* const argv[]) {
+  flush_before_exec();
+  return real_execv ? real_execv(path, argv) : no_function();
+}
+
+ALLOCLAB_EXPORT int execvp(const char* file, char* const argv[]) {
+  flush_before_exec();
+  return real_execvp ? real_execvp(file, argv) : no_function();
+}
+
+ALLOCLAB_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) {
+  flush_before_exec();
+  return real_fexecve ? real_fexecve(fd, argv, envp) : no_function();
+}
+
+ALLOCLAB_EXPORT int execl(const char* path, const char* arg, ...) {
+  ALLOCLAB_COLLECT_ARGS(arg, argv, (void)0);
+  return execv(path, argv);
+}
+
+ALLOCLAB_EXPORT int execlp(const char* file, const char* arg, ...) {
+  ALLOCLAB_COLLECT_ARGS(arg, argv, (void)0);
+  return execvp(file, argv);
+}
+
+ALLOCLAB_EXPORT int execle(const char* path, const char* arg, ...) {
+  char* const* envp = nullptr;
+  ALLOCLAB_COLLECT_ARGS(arg, argv, envp = va_arg(args, char* const*));
+  return execve(path, argv, envp);
+}

@@ -1,0 +1,102 @@
+#include "record_cuda.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+
+#include "alloclab/trace/alt.hpp"
+#include "merge.hpp"
+
+namespace alloclab::cli {
+namespace {
+
+std::string beside_binary(const std::string& relative) {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) throw std::runtime_error("cannot find the alloclab binary: " + error.message());
+  return (self.parent_path().parent_path() / relative).string();
+}
+
+std::string cupti_library() {
+  if (const char* env = std::getenv("ALLOCLAB_CUPTI_LIBRARY"); env && *env) return env;
+#ifdef ALLOCLAB_CUPTI_LIBRARY
+  return ALLOCLAB_CUPTI_LIBRARY;
+#else
+  return "libcupti.so";
+#endif
+}
+
+}  // namespace
+
+void check_cuda_options(const CudaRecordOptions& options) {
+  if (!options.run_range.empty() && !options.cuda)
+    throw std::invalid_argument("record: --run-range needs --cuda (runs come from NVTX ranges)");
+  if (!options.run_range.empty()) {
+    const std::string cupti = cupti_library();
+    if (cupti.find('/') != std::string::npos && !std::filesystem::exists(cupti))
+      throw std::runtime_error("record --run-range: CUPTI's library is not at " + cupti +
+                               " (set ALLOCLAB_CUPTI_LIBRARY)");
+  }
+#ifndef ALLOCLAB_CUPTI_LIBRARY
+  if (options.cuda)
+    throw std::runtime_error(
+        "record --cuda: this alloclab was built without CUDA (ALLOCLAB_CUDA=OFF)");
+#endif
+}
+
+std::string cpu_trace_path(const CudaRecordOptions& options, const std::string& output) {
+  return options.cuda ? output + ".cpu.part" : output;
+}
+
+std::string cuda_trace_path(const CudaRecordOptions& options, const std::string& output) {
+  return options.cpu ? output + ".cuda.part" : output;
+}
+
+void check_part_files(const CudaRecordOptions& options, const std::string& output) {
+  if (!options.cuda || !options.cpu) return;
+  for (const std::string& part :
+       {cpu_trace_path(options, output), cuda_trace_path(options, output)})
+    if (std::filesystem::exists(part))
+      throw std::runtime_error(part + " exists (left by an interrupted recording?); remove it");
+}
+
+std::string cuda_injection_library() {
+  if (const char* env = std::getenv("ALLOCLAB_CUDA_INJECTION"); env && *env) return env;
+  const std::string library = beside_binary("lib/liballoclab_cuda.so");
+  if (!std::filesystem::exists(library))
+    throw std::runtime_error("CUDA tracer not found at " + library +
+                             " (build with ALLOCLAB_CUDA=ON or set ALLOCLAB_CUDA_INJECTION)");
+  return library;
+}
+
+void set_cuda_environment(const CudaRecordOptions& options, const std::string& injection,
+                          const std::string& output) {
+  setenv("CUDA_INJECTION64_PATH", injection.c_str(), 1);
+  setenv("ALLOCLAB_CUDA_OUTPUT", cuda_trace_path(options, output).c_str(), 1);
+  if (options.run_range.empty()) return;
+  setenv("ALLOCLAB_RUN_RANGE", options.run_range.c_str(), 1);
+  setenv("NVTX_INJECTION64_PATH", cupti_library().c_str(), 1);
+}
+
+void finish_cuda_record(const CudaRecordOptions& options, const std::string& output) {
+  const std::string cuda = cuda_trace_path(options, output);
+  const bool have_cuda = std::filesystem::exists(cuda);
+  if (!have_cuda)
+    std::fprintf(stderr,
+                 "alloclab: no CUDA trace: the program never initialised CUDA, or CUPTI "
+                 "refused (no device, or another profiler holds it; see above)\n");
+  if (!options.cpu) return;
+  const std::string cpu = cpu_trace_path(options, output);
+  const bool have_cpu = std::filesystem::exists(cpu);
+  if (!have_cuda || !have_cpu) {
+    if (have_cuda || have_cpu) std::filesystem::rename(have_cuda ? cuda : cpu, output);
+    return;
+  }
+  const Trace merged = cuda_tracer::merge_by_time(read_alt(cuda), read_alt(cpu));
+  write_alt(merged, output);
+  std::filesystem::remove(cuda);
+  std::filesystem::remove(cpu);
+}
+
+}  // namespace alloclab::cli

@@ -1,0 +1,136 @@
+// `alloclab record --cuda/--cpu/--run-range` seen from the traced program's environment, and
+// what record does when no CUDA trace appears (no device here, or a program without CUDA).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "alloclab/trace/alt.hpp"
+#include "cuda_test_util.hpp"
+
+namespace alloclab::test {
+namespace {
+
+struct Recording {
+  CliResult result;
+  std::map<std::string, std::string> env;
+};
+
+Recording record_env(const CudaScratch& scratch, const std::string& flags,
+                     const std::string& trace) {
+  const std::string env_file = scratch.file("env.txt");
+  Recording r;
+  r.result =
+      run_cli("record " + flags + " -o " + trace + " -- " + PRINT_ENV_PROGRAM + " " + env_file);
+  r.env = read_env_file(env_file);
+  return r;
+}
+
+TEST(RecordCuda, cuda_sets_the_injection_path_and_no_preload) {
+  CudaScratch scratch;
+  const std::string trace = scratch.file("t.alt");
+  const Recording r = record_env(scratch, "--cuda", trace);
+  EXPECT_EQ(r.env.at("CUDA_INJECTION64_PATH"),
+            std::filesystem::canonical(ALLOCLAB_CUDA_INJECTION_LIBRARY).string());
+  EXPECT_EQ(r.env.at("ALLOCLAB_CUDA_OUTPUT"), trace);
+  EXPECT_EQ(r.env.count("LD_PRELOAD"), 0u);
+  EXPECT_EQ(r.env.count("NVTX_INJECTION64_PATH"), 0u);
+  EXPECT_EQ(r.env.count("ALLOCLAB_RUN_RANGE"), 0u);
+  // The program never initialised CUDA: nothing recorded, and record says why.
+  EXPECT_EQ(r.result.status, 2) << r.result.output;
+  EXPECT_NE(r.result.output.find("no CUDA trace"), std::string::npos) << r.result.output;
+  EXPECT_FALSE(std::filesystem::exists(trace));
+}
+
+TEST(RecordCuda, run_range_routes_nvtx_to_cupti) {
+  CudaScratch scratch;
+  const Recording r = record_env(scratch, "--cuda --run-range 'step*'", scratch.file("t.alt"));
+  EXPECT_EQ(r.env.at("ALLOCLAB_RUN_RANGE"), "step*");
+  EXPECT_EQ(r.env.at("NVTX_INJECTION64_PATH"), ALLOCLAB_CUPTI_LIBRARY);
+  EXPECT_TRUE(std::filesystem::exists(r.env.at("NVTX_INJECTION64_PATH")));
+}
+
+TEST(RecordCuda, cuda_with_cpu_runs_both_tracers_and_leaves_one_trace) {
+  if (!preload_possible)
+    GTEST_SKIP() << "an ASan-built preload library cannot be preloaded into other programs";
+  CudaScratch scratch;
+  const std::string trace = scratch.file("both.alt");
+  const Recording r = record_env(scratch, "--cuda --cpu", trace);
+  EXPECT_EQ(r.env.at("ALLOCLAB_CUDA_OUTPUT"), trace + ".cuda.part");
+  EXPECT_EQ(r.env.at("ALLOCLAB_OUTPUT"), trace + ".cpu.part");
+  EXPECT_NE(r.env.at("LD_PRELOAD").find("liballoclab_preload.so"), std::string::npos);
+  // No CUDA here: the host allocations alone make the trace, and no part file is left.
+  EXPECT_EQ(r.result.status, 0) << r.result.output;
+  EXPECT_NE(r.result.output.find("no CUDA trace"), std::string::npos) << r.result.output;
+  ASSERT_TRUE(std::filesystem::exists(trace)) << r.result.output;
+  EXPECT_FALSE(std::filesystem::exists(trace + ".cpu.part"));
+  EXPECT_FALSE(std::filesystem::exists(trace + ".cuda.part"));
+  const Trace recorded = read_alt(trace);
+  std::size_t host_allocs = 0;
+  for (std::size_t i = 0; i < recorded.size(); ++i)
+    host_allocs += recorded.op(i) == Op::alloc && recorded.device(i) == cpu_device;
+  EXPECT_GE(host_allocs, 10u);
+}
+
+// With --cpu the CUDA tracer hides its own allocations from the preload tracer through
+// alloclab_preload_guard; what the guard covers must not reach the trace.
+TEST(RecordCuda, allocations_under_the_preload_guard_are_not_recorded) {
+  if (!preload_possible)
+    GTEST_SKIP() << "an ASan-built preload library cannot be preloaded into other programs";
+  CudaScratch scratch;
+  const std::string trace = scratch.file("guard.alt");
+  const CliResult r = run_cli("record -o " + trace + " -- " + std::string(PRELOAD_GUARD_PROGRAM));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Trace recorded = read_alt(trace);
+  std::size_t guarded = 0, plain = 0;
+  for (std::size_t i = 0; i < recorded.size(); ++i) {
+    if (recorded.op(i) != Op::alloc) continue;
+    guarded += recorded.size_of(i) == 7777;
+    plain += recorded.size_of(i) == 8888;
+  }
+  EXPECT_EQ(guarded, 0u);
+  EXPECT_EQ(plain, 3u);
+}
+
+TEST(RecordCuda, run_range_with_a_missing_cupti_library_fails_before_running) {
+  CudaScratch scratch;
+  const CliResult r =
+      run_shell("ALLOCLAB_CUPTI_LIBRARY=/nonexistent/libcupti.so " + std::string(ALLOCLAB_CLI) +
+                " record --cuda --run-range run -o " + scratch.file("t.alt") + " -- " +
+                PRINT_ENV_PROGRAM + " " + scratch.file("env.txt"));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("ALLOCLAB_CUPTI_LIBRARY"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(scratch.file("env.txt")));  // the program never ran
+}
+
+TEST(RecordCuda, a_leftover_part_file_stops_a_cpu_recording_before_it_starts) {
+  CudaScratch scratch;
+  const std::string trace = scratch.file("t.alt");
+  { std::ofstream(trace + ".cuda.part") << "stale"; }
+  const CliResult r = run_cli("record --cuda --cpu -o " + trace + " -- " + PRINT_ENV_PROGRAM + " " +
+                              scratch.file("env.txt"));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find(".cuda.part exists"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(scratch.file("env.txt")));
+  EXPECT_FALSE(std::filesystem::exists(trace));
+}
+
+TEST(RecordCuda, run_range_without_cuda_is_a_usage_error) {
+  CudaScratch scratch;
+  const CliResult r = run_cli("record --run-range step -o " + scratch.file("t.alt") + " -- true");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--run-range needs --cuda"), std::string::npos) << r.output;
+}
+
+TEST(RecordCuda, alloclab_cuda_injection_overrides_the_library_path) {
+  CudaScratch scratch;
+  run_shell("ALLOCLAB_CUDA_INJECTION=/elsewhere/liballoclab_cuda.so " + std::string(ALLOCLAB_CLI) +
+            " record --cuda -o " + scratch.file("t.alt") + " -- " + PRINT_ENV_PROGRAM + " " +
+            scratch.file("env.txt"));
+  EXPECT_EQ(read_env_file(scratch.file("env.txt")).at("CUDA_INJECTION64_PATH"),
+            "/elsewhere/liballoclab_cuda.so");
+}
+
+}  // namespace
+}  // namespace alloclab::test

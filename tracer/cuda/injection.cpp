@@ -1,0 +1,277 @@
+// liballoclab_cuda.so: the CUDA tracer behind `alloclab record --cuda`. The CUDA driver loads it
+// (CUDA_INJECTION64_PATH) into any program that initialises CUDA and calls InitializeInjection,
+// which subscribes to CUPTI callbacks of the memory APIs (docs/cuda-tracer.md says why callbacks
+// and not activity records). Each callback becomes an ApiCall, the Translator decides the event,
+// the EventSink writes it.
+//
+// Environment (set by `alloclab record`): ALLOCLAB_CUDA_OUTPUT (the .alt to create; without it
+// nothing is traced), ALLOCLAB_RUN_RANGE (an NVTX range name glob; needs NVTX_INJECTION64_PATH
+// to name libcupti.so so that NVTX calls reach CUPTI), ALLOCLAB_TRACE_PID (only that process is
+// traced: children that exec and initialise CUDA are not).
+#include <cupti.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cupti_decode.hpp"
+#include "run_ranges.hpp"
+#include "sink.hpp"
+#include "translate.hpp"
+
+namespace alloclab::cuda_tracer {
+namespace {
+
+struct Tracer {
+  std::mutex lock;  // the ordering rule of translate.hpp: translation and queueing in one step
+  Translator translator;
+  std::unique_ptr<RunRanges> runs;
+  std::unique_ptr<EventSink> sink;
+  std::vector<Event> scratch;
+};
+
+Tracer* g_tracer = nullptr;
+std::atomic<bool> g_active{false};
+CUpti_SubscriberHandle g_subscriber = nullptr;
+int g_pid = 0;
+
+thread_local CallNesting t_nesting;
+
+// With `record --cpu` the preload tracer shares the process: the CUDA tracer's own allocations
+// (queue growth, the writer thread's encoding) are not the program's, so they are hidden from
+// it when it offers the switch.
+using GuardFunction = void (*)(int);
+GuardFunction g_preload_guard = nullptr;
+
+struct PreloadGuard {
+  PreloadGuard() {
+    if (g_preload_guard) g_preload_guard(1);
+  }
+  ~PreloadGuard() {
+    if (g_preload_guard) g_preload_guard(-1);
+  }
+  PreloadGuard(const PreloadGuard&) = delete;
+  PreloadGuard& operator=(const PreloadGuard&) = delete;
+};
+
+// The sink's writer thread works for the tracer only, for its whole life.
+void hide_writer_thread() {
+  if (g_preload_guard) g_preload_guard(1);
+}
+
+std::uint64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+std::uint64_t thread_id() {
+  thread_local const std::uint64_t tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
+  return tid;
+}
+
+DeviceId device_of(CUcontext context) {
+  std::uint32_t id = 0;
+  if (cuptiGetDeviceId(context, &id) != CUPTI_SUCCESS) return 0;
+  return static_cast<DeviceId>(id);
+}
+
+void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& data) {
+  const Site site = data.callbackSite == CUPTI_API_ENTER ? Site::enter : Site::exit;
+  if (!t_nesting.admit(domain == CUPTI_CB_DOMAIN_RUNTIME_API, site)) return;
+
+  ApiCall call;
+  if (!decode_api_call(domain, cbid, data, call)) return;
+  call.thread = thread_id();
+  call.device = device_of(data.context);
+  std::lock_guard lock(g_tracer->lock);
+  call.time_ns = now_ns();  // under the lock: times follow the order of the trace
+  g_tracer->scratch.clear();
+  g_tracer->translator.translate(call, g_tracer->scratch);
+  for (const Event& event : g_tracer->scratch) g_tracer->sink->add(event);
+}
+
+void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData& data) {
+  if (!g_tracer->runs) return;
+  const std::optional<NvtxCall> call = decode_nvtx_call(cbid, data);
+  if (!call) return;
+  const std::uint64_t thread = thread_id();
+  std::lock_guard lock(g_tracer->lock);
+  const std::uint64_t time = now_ns();
+  RunRanges& runs = *g_tracer->runs;
+  std::optional<Event> event;
+  switch (call->kind) {
+    case NvtxCall::Kind::push:
+      event = runs.push(thread, time, call->name);
+      break;
+    case NvtxCall::Kind::pop:
+      event = runs.pop(thread, time);
+      break;
+    case NvtxCall::Kind::start:
+      event = runs.start(call->id, thread, time, call->name);
+      break;
+    case NvtxCall::Kind::end:
+      event = runs.end(call->id, thread, time);
+      break;
+  }
+  if (event) g_tracer->sink->add(*event);
+}
+
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                          const void* data) {
+  if (!g_active.load(std::memory_order_acquire) || !data) return;
+  PreloadGuard guard;
+  if (domain == CUPTI_CB_DOMAIN_NVTX)
+    on_nvtx(cbid, *static_cast<const CUpti_NvtxData*>(data));
+  else
+    on_api(domain, cbid, *static_cast<const CUpti_CallbackData*>(data));
+}
+
+const char* cupti_error_text(CUptiResult result) {
+  const char* text = nullptr;
+  if (cuptiGetResultString(result, &text) != CUPTI_SUCCESS || !text) text = "unknown error";
+  return text;
+}
+
+void say_cupti_error(const char* what, CUptiResult result) {
+  std::fprintf(stderr, "alloclab: CUDA tracing off: %s: %s\n", what, cupti_error_text(result));
+}
+
+// Enables what it can: a callback this driver does not offer costs that API, not the trace.
+// Returns how many were enabled.
+std::size_t enable(CUpti_CallbackDomain domain, CallbackIds ids, const char* what) {
+  std::size_t enabled = 0;
+  for (std::size_t i = 0; i < ids.count; ++i) {
+    const CUptiResult result = cuptiEnableCallback(1, g_subscriber, domain, ids.ids[i]);
+    if (result == CUPTI_SUCCESS) {
+      ++enabled;
+      continue;
+    }
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(domain, ids.ids[i], &name) != CUPTI_SUCCESS || !name) name = "?";
+    std::fprintf(stderr, "alloclab: warning: %s %s not traced: %s\n", what, name,
+                 cupti_error_text(result));
+  }
+  return enabled;
+}
+
+std::string command_line() {
+  std::string text;
+  if (FILE* f = std::fopen("/proc/self/cmdline", "rb")) {
+    char chunk[4096];
+    std::size_t n;
+    while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) text.append(chunk, n);
+    std::fclose(f);
+  }
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  for (char& c : text)
+    if (c == '\0') c = ' ';
+  return text;
+}
+
+nlohmann::json metadata(const char* run_range) {
+  nlohmann::json m = nlohmann::json::object();
+  m["tool_version"] = ALLOCLAB_VERSION;
+  m["command_line"] = command_line();
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  m["host"] = host;
+  m["pid"] = getpid();
+  m["clock"] = "CLOCK_MONOTONIC";
+  m["recorder"] = "alloclab record --cuda (liballoclab_cuda.so, CUPTI callbacks)";
+  if (run_range) m["run_range"] = run_range;
+  return m;
+}
+
+// A forked child has no writer thread and must not write the parent's file: not traced.
+void at_fork_child() {
+  g_active.store(false, std::memory_order_relaxed);
+}
+
+bool traced_process() {
+  const char* owner = std::getenv("ALLOCLAB_TRACE_PID");
+  return !owner || !*owner || std::strtoll(owner, nullptr, 10) == getpid();
+}
+
+int initialize() {
+  const char* output = std::getenv("ALLOCLAB_CUDA_OUTPUT");
+  if (!output || !*output || g_tracer || !traced_process()) return 0;
+  g_preload_guard = reinterpret_cast<GuardFunction>(dlsym(RTLD_DEFAULT, "alloclab_preload_guard"));
+  PreloadGuard guard;
+  const char* run_range = std::getenv("ALLOCLAB_RUN_RANGE");
+  if (run_range && !*run_range) run_range = nullptr;
+  auto tracer = std::make_unique<Tracer>();
+  if (run_range) tracer->runs = std::make_unique<RunRanges>(run_range);
+  // Subscribed first, so that no file is left behind when CUPTI says no (no device, or another
+  // tool, a profiler say, holds CUPTI's one subscriber slot). Callbacks before g_active are
+  // ignored.
+  const CUptiResult subscribed = cuptiSubscribe(&g_subscriber, on_callback, nullptr);
+  if (subscribed != CUPTI_SUCCESS) {
+    say_cupti_error("cuptiSubscribe", subscribed);
+    return 0;
+  }
+  try {
+    tracer->sink = std::make_unique<EventSink>(output, metadata(run_range),
+                                               std::chrono::milliseconds(50), hide_writer_thread);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "alloclab: CUDA tracing off: %s\n", e.what());
+    cuptiUnsubscribe(g_subscriber);
+    g_subscriber = nullptr;
+    return 0;
+  }
+  g_tracer = tracer.release();
+  g_pid = getpid();
+  pthread_atfork(nullptr, nullptr, at_fork_child);
+  g_active.store(true, std::memory_order_release);
+  const std::size_t apis = enable(CUPTI_CB_DOMAIN_RUNTIME_API, traced_runtime_cbids(), "API") +
+                           enable(CUPTI_CB_DOMAIN_DRIVER_API, traced_driver_cbids(), "API");
+  if (run_range && enable(CUPTI_CB_DOMAIN_NVTX, traced_nvtx_cbids(), "NVTX") == 0)
+    std::fprintf(stderr, "alloclab: warning: no NVTX callbacks: --run-range finds no runs\n");
+  if (apis == 0) {
+    std::fprintf(stderr, "alloclab: CUDA tracing off: no memory API could be traced\n");
+    g_active.store(false);
+    g_tracer->sink->close();
+    cuptiUnsubscribe(g_subscriber);
+    g_subscriber = nullptr;
+    return 0;
+  }
+  return 1;
+}
+
+}  // namespace
+}  // namespace alloclab::cuda_tracer
+
+using namespace alloclab::cuda_tracer;
+
+// Called by the CUDA driver during cuInit. Default visibility, or the driver skips it silently.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  try {
+    return initialize();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "alloclab: CUDA tracing off: %s\n", e.what());
+    return 0;
+  }
+}
+
+// Runs after the program's atexit handlers and static destructors (their frees are recorded),
+// in the process that started tracing only (a forked child must not write our file).
+__attribute__((destructor)) static void alloclab_cuda_finish() {
+  if (!g_tracer || g_pid != getpid()) return;
+  PreloadGuard guard;
+  {
+    std::lock_guard lock(g_tracer->lock);
+    g_active.store(false, std::memory_order_release);
+  }
+  g_tracer->sink->close();
+}

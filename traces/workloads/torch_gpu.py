@@ -1,0 +1,78 @@
+"""A small model on a CUDA GPU, several runs, for two kinds of tensor-level trace.
+
+1. Every tensor a cudaMalloc, recorded by the CUDA tracer (PyTorch's caching allocator off):
+
+     PYTORCH_NO_CUDA_MEMORY_CACHING=1 build/bin/alloclab record --cuda --run-range 'run*' \
+         -o torch-gpu.alt -- python3 traces/workloads/torch_gpu.py
+
+   Each run is an NVTX range named "run N", so --run-range turns it into one alloclab run.
+
+2. PyTorch's own allocation history (caching allocator on), through the snapshot importer:
+
+     python3 traces/workloads/torch_gpu.py --snapshot torch-gpu.pickle
+     python3 scripts/torch_snapshot_to_json.py torch-gpu.pickle -o torch-gpu.json --max-entries 1000000
+     build/bin/alloclab info torch-gpu.json
+
+`--device cpu` runs the same model on the CPU without NVTX or snapshot (a dry run of the script
+on a machine without a GPU). Environment: RUNS (default 8).
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+MAX_ENTRIES = 1_000_000
+
+
+def build_model(device):
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=256, nhead=4, dim_feedforward=1024,
+                                             batch_first=True)
+    encoder = torch.nn.TransformerEncoder(layer, num_layers=4, enable_nested_tensor=False)
+    head = torch.nn.Linear(256, 1000)
+    return torch.nn.Sequential(encoder, head).to(device).eval()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=int(os.environ.get("RUNS", "8")))
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    parser.add_argument("--snapshot", help="record PyTorch's allocation history to this pickle")
+    args = parser.parse_args()
+    cuda = args.device == "cuda"
+    if cuda and not torch.cuda.is_available():
+        sys.exit("torch_gpu: no CUDA device visible to PyTorch (use --device cpu for a dry run)")
+    if args.snapshot and not cuda:
+        sys.exit("torch_gpu: --snapshot needs --device cuda")
+    caching = os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING") != "1"
+    if cuda and caching and not args.snapshot:
+        print("torch_gpu: note: PyTorch's caching allocator is on, so a CUDA trace shows its "
+              "segments, not tensors (set PYTORCH_NO_CUDA_MEMORY_CACHING=1)", file=sys.stderr)
+
+    model = build_model(args.device)
+    if args.snapshot:
+        torch.cuda.memory._record_memory_history(max_entries=MAX_ENTRIES)
+    # Sequence lengths vary per run, as a serving workload's do: sizes change from run to run.
+    lengths = [32 + 16 * (i % 5) for i in range(args.runs)]
+    checksum = 0.0
+    with torch.no_grad():
+        for i, length in enumerate(lengths):
+            if cuda:
+                torch.cuda.nvtx.range_push(f"run {i}")
+            tokens = torch.randn(4, length, 256, device=args.device)
+            logits = model(tokens)
+            checksum += float(logits.float().sum())
+            del tokens, logits
+            if cuda:
+                torch.cuda.synchronize()
+                torch.cuda.nvtx.range_pop()
+    if args.snapshot:
+        torch.cuda.memory._dump_snapshot(args.snapshot)
+        torch.cuda.memory._record_memory_history(enabled=None)
+    print(f"torch_gpu: runs={args.runs} device={args.device} caching={'on' if caching else 'off'}"
+          f" checksum={checksum:.6g}")
+
+
+if __name__ == "__main__":
+    main()

@@ -45,6 +45,35 @@ std::uint64_t LatencyHistogram::percentile(double q) const {
   return max_;
 }
 
+std::uint64_t LatencyHistogram::coarse_high(std::uint64_t ns) {
+  constexpr std::uint64_t kParts = std::uint64_t{1} << kCoarseBits;
+  if (ns < kParts) return ns;
+  const unsigned k = 63u - static_cast<unsigned>(__builtin_clzll(ns));
+  const unsigned shift = k - kCoarseBits;
+  return ((ns >> shift) << shift) + ((std::uint64_t{1} << shift) - 1);
+}
+
+std::uint64_t LatencyHistogram::coarse_low(std::uint64_t ns) {
+  constexpr std::uint64_t kParts = std::uint64_t{1} << kCoarseBits;
+  if (ns < kParts) return ns;
+  const unsigned k = 63u - static_cast<unsigned>(__builtin_clzll(ns));
+  const unsigned shift = k - kCoarseBits;
+  return (ns >> shift) << shift;
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> LatencyHistogram::coarse() const {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  for (std::size_t i = 0; i < kBuckets; ++i) {
+    if (buckets_[i] == 0) continue;
+    const std::uint64_t high = coarse_high(bucket_low(i));
+    if (!out.empty() && out.back().first == high)
+      out.back().second += buckets_[i];
+    else
+      out.emplace_back(high, buckets_[i]);
+  }
+  return out;
+}
+
 LatencySummary LatencyHistogram::summary() const {
   LatencySummary s;
   s.count = count_;
@@ -54,6 +83,7 @@ LatencySummary LatencyHistogram::summary() const {
   s.p999_ns = percentile(0.999);
   s.max_ns = max_;
   s.total_ns = total_;
+  s.histogram = coarse();
   return s;
 }
 

@@ -1,9 +1,12 @@
 // LatencyHistogram: ≤ 1% relative error on known inputs, exact count/total/max.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "alloclab/replay/latency.hpp"
+#include "alloclab/replay/report.hpp"
+#include "alloclab/trace/error.hpp"
 
 namespace alloclab {
 namespace {
@@ -84,6 +87,79 @@ TEST(LatencyHistogram, merge_adds_distributions) {
   }
   a.merge(b);
   EXPECT_EQ(a.summary(), both.summary());
+}
+
+TEST(LatencyHistogram, coarse_buckets_are_eight_per_power_of_two_and_nest_the_fine_ones) {
+  for (std::uint64_t v = 0; v < 8; ++v) {
+    EXPECT_EQ(LatencyHistogram::coarse_low(v), v);
+    EXPECT_EQ(LatencyHistogram::coarse_high(v), v);
+  }
+  EXPECT_EQ(LatencyHistogram::coarse_low(1000), 960u);  // [512, 1024) in parts of 64
+  EXPECT_EQ(LatencyHistogram::coarse_high(1000), 1023u);
+  EXPECT_EQ(LatencyHistogram::coarse_high(1023), 1023u);
+  EXPECT_EQ(LatencyHistogram::coarse_low(1024), 1024u);
+  for (std::uint64_t v = 8; v < (std::uint64_t{1} << 60); v = v * 5 / 4 + 3) {
+    const std::uint64_t low = LatencyHistogram::coarse_low(v),
+                        high = LatencyHistogram::coarse_high(v);
+    EXPECT_LE(low, v);
+    EXPECT_GE(high, v);
+    EXPECT_EQ(LatencyHistogram::coarse_low(high), low) << v;
+    EXPECT_EQ(LatencyHistogram::coarse_low(high + 1), high + 1) << v;  // no gaps
+    const std::size_t fine = LatencyHistogram::index_of(v);
+    EXPECT_LE(low, LatencyHistogram::bucket_low(fine)) << v;
+    EXPECT_GE(high, LatencyHistogram::bucket_high(fine)) << v;
+  }
+}
+
+TEST(LatencyHistogram, summary_histogram_sums_to_count_ascends_and_covers_max) {
+  LatencyHistogram h;
+  for (std::uint64_t v = 1; v < 5'000'000; v = v * 11 / 10 + 1) h.record(v);
+  for (int i = 0; i < 1000; ++i) h.record(20);
+  h.record(987'654'321);
+  const LatencySummary s = h.summary();
+  ASSERT_FALSE(s.histogram.empty());
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < s.histogram.size(); ++i) {
+    EXPECT_GT(s.histogram[i].second, 0u) << "only non-empty buckets";
+    if (i > 0) {
+      EXPECT_LT(s.histogram[i - 1].first, s.histogram[i].first);
+    }
+    EXPECT_EQ(LatencyHistogram::coarse_high(s.histogram[i].first), s.histogram[i].first);
+    sum += s.histogram[i].second;
+  }
+  EXPECT_EQ(sum, s.count);
+  EXPECT_GE(s.histogram.back().first, s.max_ns);
+  EXPECT_LE(LatencyHistogram::coarse_low(s.histogram.back().first), s.max_ns);
+  EXPECT_EQ(s.histogram.front().first, 1u);
+  EXPECT_LE(s.histogram.size(), 8u + 8u * 61u);
+  const auto twenty = std::find_if(s.histogram.begin(), s.histogram.end(),
+                                   [](const auto& b) { return b.first >= 20; });
+  ASSERT_NE(twenty, s.histogram.end());
+  EXPECT_EQ(twenty->first, 21u);  // [20, 21]: 16..31 in parts of 2
+  EXPECT_GE(twenty->second, 1000u);
+}
+
+TEST(LatencyHistogram, report_json_keeps_the_histogram_and_refuses_bad_ones) {
+  LatencyHistogram h;
+  for (std::uint64_t v : {3ull, 3ull, 150ull, 70'000ull}) h.record(v);
+  StrategyResult r;
+  r.strategy = "exact";
+  r.latency["strategy_allocate"] = h.summary();
+  const nlohmann::json j = result_json(r);
+  const nlohmann::json& hist = j["latency"]["strategy_allocate"]["histogram"];
+  EXPECT_EQ(hist, nlohmann::json::parse("[[3, 2], [159, 1], [73727, 1]]"));
+  EXPECT_EQ(result_from_json(j, "r.json").latency, r.latency);
+
+  nlohmann::json old = j;  // reports from before the field still read
+  old["latency"]["strategy_allocate"].erase("histogram");
+  EXPECT_TRUE(result_from_json(old, "old.json").latency.at("strategy_allocate").histogram.empty());
+
+  for (const char* bad : {R"("no")", "[[3, 2], [159, 1], [73727]]", "[[3, 2], [159, -1], [9, 1]]",
+                          "[[3, 2], [73727, 1], [159, 1]]", "[[3, 2], [159, 1], [73727, 2]]"}) {
+    nlohmann::json broken = j;
+    broken["latency"]["strategy_allocate"]["histogram"] = nlohmann::json::parse(bad);
+    EXPECT_THROW((void)result_from_json(broken, "bad.json"), InputError) << bad;
+  }
 }
 
 TEST(LatencyHistogram, empty_is_all_zero) {

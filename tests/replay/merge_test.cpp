@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "alloclab/replay/latency.hpp"
 #include "alloclab/replay/merge.hpp"
 #include "alloclab/replay/report.hpp"
 #include "alloclab/replay/sweep.hpp"
@@ -157,6 +158,23 @@ TEST(Merge, plain_replay_reports_concatenate_in_input_order) {
   const std::string message = merge_error({{"a.json", a}, {"s.json", shards(1)[0].report}});
   EXPECT_NE(message.find("s.json is a sweep report but a.json is not"), std::string::npos)
       << message;
+}
+
+TEST(Merge, real_replay_latency_histograms_are_kept_and_checked) {
+  StrategyResult real = replay_sim(cnn().resolved, "exact").result;
+  LatencyHistogram h;
+  for (std::uint64_t v : {20ull, 25ull, 4'000ull}) h.record(v);
+  real.latency["strategy_allocate"] = h.summary();
+  const json a = make_report(cnn().summary, {real}, ReportContext{});
+  const json merged = merge_reports({{"a.json", a}});
+  EXPECT_EQ(merged["results"][0]["latency"]["strategy_allocate"]["histogram"],
+            json::parse("[[21, 1], [25, 1], [4095, 1]]"));
+
+  json broken = a;
+  broken["results"][0]["latency"]["strategy_allocate"]["histogram"][2][1] = std::uint64_t{5};
+  const std::string message = merge_error({{"a.json", a}, {"broken.json", broken}});
+  EXPECT_NE(message.find("broken.json"), std::string::npos) << message;
+  EXPECT_NE(message.find("histogram counts add up to 7, not 3"), std::string::npos) << message;
 }
 
 TEST(Merge, malformed_inputs_are_refused_naming_the_file) {

@@ -120,6 +120,20 @@ TEST(RealReplay, report_has_latency_and_wall_seconds_only_in_real_mode) {
        {"strategy_allocate", "strategy_deallocate", "upstream_allocate", "upstream_deallocate"})
     for (const char* key : {"count", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns", "total_ns"})
       EXPECT_TRUE(j["latency"][name][key].is_number_unsigned()) << name << "." << key;
+  for (const auto& [name, l] : j["latency"].items()) {
+    std::uint64_t sum = 0, bound = 0;
+    for (const nlohmann::json& bucket : l["histogram"]) {
+      if (sum > 0) {
+        EXPECT_GT(bucket[0].get<std::uint64_t>(), bound) << name << ": bounds ascend";
+      }
+      bound = bucket[0].get<std::uint64_t>();
+      sum += bucket[1].get<std::uint64_t>();
+    }
+    EXPECT_EQ(sum, l["count"].get<std::uint64_t>()) << name;
+    if (sum > 0) {
+      EXPECT_GE(bound, l["max_ns"].get<std::uint64_t>()) << name;
+    }
+  }
   EXPECT_TRUE(j["wall_seconds"].is_number());
   EXPECT_EQ(result_from_json(j, "test").latency, real.latency);  // reads back
 

@@ -7,6 +7,7 @@
 // midpoint of the bucket it falls in, clamped to [min, max]: its relative error is at most half
 // a sub-bucket, 1/256 < 0.4% (< 1% promised). count, total and max are exact.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace alloclab {
@@ -17,6 +18,9 @@ struct LatencySummary {
   std::uint64_t p50_ns = 0, p90_ns = 0, p99_ns = 0, p999_ns = 0;
   std::uint64_t max_ns = 0;
   std::uint64_t total_ns = 0;
+  // Non-empty coarse buckets, ascending: (inclusive upper bound in ns, count). Empty when the
+  // report predates it.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> histogram;
   bool operator==(const LatencySummary&) const = default;
 };
 
@@ -43,6 +47,15 @@ class LatencyHistogram {
   // least ceil(q * count) values <= v. 0 when empty.
   std::uint64_t percentile(double q) const;
   LatencySummary summary() const;
+
+  // The coarse buckets a report keeps, 8 per power of two so that a report stays small (at most
+  // 8 + 8 * 61 entries): values below 8 ns each have their own bucket; from 8 ns on, each
+  // [2^k, 2^(k+1)) is split into 8 equal parts of width 2^(k-3). Each fine bucket lies inside one
+  // coarse bucket, so merging them loses nothing but resolution.
+  static constexpr unsigned kCoarseBits = 3;
+  static std::uint64_t coarse_high(std::uint64_t ns);
+  static std::uint64_t coarse_low(std::uint64_t ns);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> coarse() const;
 
   static std::size_t index_of(std::uint64_t ns) {
     if (ns < kSubBuckets) return static_cast<std::size_t>(ns);

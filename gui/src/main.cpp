@@ -1,0 +1,46 @@
+// alloclab-gui: the ImGui front end (`alloclab gui` runs this program).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+
+#include "runner.hpp"
+
+int main(int argc, char** argv) {
+  alloclab::gui::RunOptions o;
+  std::string size = "1280x800";
+  CLI::App app{"alloclab gui: compare allocation strategies visually"};
+  app.name("alloclab gui");
+  app.add_option("files", o.files,
+                 "traces (.alt .csv .log, PyTorch snapshot .json) and reports (.json)");
+  app.add_option("-s,--strategy", o.specs,
+                 "strategy to add to the editor and replay on the first trace (repeatable)");
+  app.add_flag("--headless", o.headless, "render offscreen through EGL (no display needed)");
+  app.add_option("--screenshot", o.screenshot,
+                 "write a PNG of the window once everything has loaded");
+  app.add_option("--size", size, "window size WxH (default 1280x800)");
+  app.add_option("--view", o.view,
+                 "first view: overview, hit-rate, latency, memory, trace, sweep, diff");
+  app.add_option("--script", o.script, "play the UI actions in this file (README: `alloclab gui`)");
+  app.add_option("--frames", o.frames,
+                 "window: quit after N frames once loaded; headless: render (and time) N frames "
+                 "before the screenshot");
+  app.add_flag("--frame-times", o.frame_times, "headless: print frame-time statistics");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help is status 0; a bad command line is bad input, status 2, like the rest of alloclab.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    if (std::sscanf(size.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 200 ||
+        o.height < 150 || o.width > 8192 || o.height > 8192)
+      throw std::invalid_argument("--size '" + size +
+                                  "': expected WxH, e.g. 1280x800 (200x150 to 8192x8192)");
+    if (o.frames < 0) throw std::invalid_argument("--frames must be >= 0");
+    return o.headless ? alloclab::gui::run_headless(o) : alloclab::gui::run_window(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "alloclab gui: error: %s\n", e.what());
+    return 2;
+  }
+}

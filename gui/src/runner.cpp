@@ -1,0 +1,248 @@
+#include "runner.hpp"
+
+#include <GL/gl.h>
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include "app.hpp"
+#include "gl_output.hpp"
+#include "headless.hpp"
+#include "script.hpp"
+
+namespace alloclab::gui {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Applies the command line to a new App: files to open, specs to add, the first view.
+void set_up(App& app, const RunOptions& o) {
+  for (const std::string& spec : o.specs)
+    if (std::string message = app.add_spec(spec); !message.empty())
+      throw std::invalid_argument("strategy '" + spec + "': " + message);
+  if (!o.view.empty()) {
+    const auto view = parse_view(o.view);
+    if (!view)
+      throw std::invalid_argument("unknown view '" + o.view +
+                                  "' (overview, hit-rate, latency, memory, trace, sweep, diff)");
+    app.show_view(*view);
+  }
+  app.open_paths(o.files);
+}
+
+// After loading, replays the command line's specs on the first trace once.
+struct AutoReplay {
+  bool pending;
+  void step(App& app) {
+    if (!pending || app.model.busy()) return;
+    pending = false;
+    if (!app.model.traces.empty()) {
+      app.model.current_trace = 0;
+      app.run_replay();
+    }
+  }
+};
+
+void write_requested(const std::vector<std::string>& paths, int w, int h) {
+  if (paths.empty()) return;
+  const auto pixels = read_pixels(w, h);
+  for (const std::string& p : paths) write_png(p, w, h, pixels);
+}
+
+void print_frame_times(std::vector<double> ms) {
+  if (ms.empty()) return;
+  std::sort(ms.begin(), ms.end());
+  double sum = 0;
+  for (double v : ms) sum += v;
+  const auto at = [&](double q) {
+    return ms[std::min(ms.size() - 1,
+                       static_cast<std::size_t>(q * static_cast<double>(ms.size())))];
+  };
+  std::printf(
+      "frame time over %zu frames: mean %.2f ms, p50 %.2f ms, p99 %.2f ms, max %.2f ms (%.0f fps "
+      "at the mean)\n",
+      ms.size(), sum / static_cast<double>(ms.size()), at(0.5), at(0.99), ms.back(),
+      1000.0 / (sum / static_cast<double>(ms.size())));
+}
+
+// Errors the model collected (failed loads) make a headless run fail: a screenshot of an error
+// is not what anyone asked for.
+int report_model_errors(const App& app) {
+  int status = 0;
+  for (const std::string& m : app.model.messages)
+    if (m.rfind("error: ", 0) == 0) {
+      std::fprintf(stderr, "alloclab gui: %s\n", m.c_str());
+      status = 2;
+    }
+  return status;
+}
+
+}  // namespace
+
+int run_headless(const RunOptions& o) {
+  HeadlessGl gl(o.width, o.height);
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  ImGui::StyleColorsDark();
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+  int status = 0;
+  {
+    App app;
+    set_up(app, o);
+    std::optional<ScriptPlayer> script;
+    if (!o.script.empty()) script = ScriptPlayer::load(o.script);
+    AutoReplay auto_replay{!o.specs.empty()};
+    const ImVec2 size(static_cast<float>(o.width), static_cast<float>(o.height));
+    auto frame = [&] {
+      io.DisplaySize = size;
+      io.DeltaTime = 1.0f / 60;
+      if (script) script->before_frame(app, io);
+      const std::vector<std::string> pngs = std::move(app.png_requests);
+      app.png_requests.clear();
+      ImGui_ImplOpenGL3_NewFrame();
+      ImGui::NewFrame();
+      app.frame(size);
+      ImGui::Render();
+      gl.bind();
+      glClearColor(0.1f, 0.1f, 0.12f, 1);
+      glClear(GL_COLOR_BUFFER_BIT);
+      ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+      glFinish();
+      write_requested(pngs, o.width, o.height);
+    };
+    const auto deadline = Clock::now() + std::chrono::minutes(10);
+    // Until every load and replay has finished and the script has run.
+    for (int n = 0;; ++n) {
+      auto_replay.step(app);
+      const bool busy = app.model.busy() || auto_replay.pending;
+      if (!busy && (!script || script->finished()) && n >= 2) break;
+      if (Clock::now() > deadline)
+        throw std::runtime_error("gave up waiting for loads and replays after 10 minutes");
+      frame();
+      // Leave the cores to the background work instead of redrawing a progress bar flat out.
+      if (busy && !script) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (script && !script->error().empty()) {
+      std::fprintf(stderr, "alloclab gui: %s\n", script->error().c_str());
+      status = 1;
+    }
+    std::vector<double> times;
+    for (int i = 0; i < std::max(o.frames, 3); ++i) {
+      const auto t0 = Clock::now();
+      frame();
+      times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    }
+    if (o.frame_times) {
+      std::printf("renderer: %s, %dx%d\n", gl.renderer().c_str(), o.width, o.height);
+      print_frame_times(times);
+    }
+    if (!o.screenshot.empty()) {
+      app.request_png(o.screenshot);
+      frame();
+    }
+    if (status == 0) status = report_model_errors(app);
+  }
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui::DestroyContext();
+  return status;
+}
+
+int run_window(const RunOptions& o) {
+  glfwSetErrorCallback([](int code, const char* text) {
+    std::fprintf(stderr, "alloclab gui: GLFW error %d: %s\n", code, text);
+  });
+  if (!glfwInit()) {
+    std::fprintf(
+        stderr,
+        "alloclab gui: cannot open a window (no display?); --headless renders without one\n");
+    return 2;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  GLFWwindow* window = glfwCreateWindow(o.width, o.height, "alloclab", nullptr, nullptr);
+  if (!window) {
+    glfwTerminate();
+    std::fprintf(stderr, "alloclab gui: cannot create an OpenGL 3.3 window\n");
+    return 2;
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(o.frames > 0 ? 0 : 1);
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  ImGui::StyleColorsDark();
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+  int status = 0;
+  {
+    App app;
+    set_up(app, o);
+    glfwSetWindowUserPointer(window, &app);
+    glfwSetDropCallback(window, [](GLFWwindow* w, int count, const char** paths) {
+      std::vector<std::string> files(paths, paths + count);
+      static_cast<App*>(glfwGetWindowUserPointer(w))->open_paths(files);
+    });
+    std::optional<ScriptPlayer> script;
+    if (!o.script.empty()) script = ScriptPlayer::load(o.script);
+    AutoReplay auto_replay{!o.specs.empty()};
+    bool screenshot_taken = o.screenshot.empty();
+    for (int n = 0; !glfwWindowShouldClose(window) && !app.quit_requested; ++n) {
+      auto_replay.step(app);
+      const bool busy = app.model.busy() || auto_replay.pending || (script && !script->finished());
+      if (busy || o.frames > 0)
+        glfwPollEvents();
+      else
+        glfwWaitEventsTimeout(0.1);  // idle: wake for input, drops and a slow redraw
+      const bool settled = !busy && n > 3;
+      if (settled && !screenshot_taken) {
+        app.request_png(o.screenshot);
+        screenshot_taken = true;
+      }
+      ImGui_ImplOpenGL3_NewFrame();
+      ImGui_ImplGlfw_NewFrame();
+      if (script) script->before_frame(app, io);
+      const std::vector<std::string> pngs = std::move(app.png_requests);
+      app.png_requests.clear();
+      ImGui::NewFrame();
+      app.frame(io.DisplaySize);
+      ImGui::Render();
+      int w = 0, h = 0;
+      glfwGetFramebufferSize(window, &w, &h);
+      glViewport(0, 0, w, h);
+      glClearColor(0.1f, 0.1f, 0.12f, 1);
+      glClear(GL_COLOR_BUFFER_BIT);
+      ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+      if (!pngs.empty()) {
+        glReadBuffer(GL_BACK);
+        write_requested(pngs, w, h);
+      }
+      glfwSwapBuffers(window);
+      if (o.frames > 0 && n + 1 >= o.frames && settled && screenshot_taken && pngs.empty()) break;
+    }
+    if (script && !script->error().empty()) {
+      std::fprintf(stderr, "alloclab gui: %s\n", script->error().c_str());
+      status = 1;
+    }
+    if (status == 0 && o.frames > 0) status = report_model_errors(app);
+  }
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return status;
+}
+
+}  // namespace alloclab::gui

@@ -1,0 +1,140 @@
+#include "table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <ostream>
+
+#include <imgui.h>
+
+#include "ticks.hpp"
+#include "ui_registry.hpp"
+
+namespace alloclab::gui {
+
+Cell text_cell(std::string text) {
+  return Cell{std::move(text), {}, 0, false};
+}
+Cell count_cell(unsigned long long value) {
+  return Cell{std::to_string(value), format_count(value), static_cast<double>(value), true};
+}
+Cell bytes_cell(unsigned long long value) {
+  return Cell{std::to_string(value), format_value(static_cast<double>(value), Unit::bytes),
+              static_cast<double>(value), true};
+}
+Cell ratio_cell(double value, bool percent) {
+  char exact[40];
+  std::snprintf(exact, sizeof exact, "%.17g", value);
+  return Cell{exact,
+              percent ? format_value(value, Unit::percent) : format_value(value, Unit::ratio),
+              value, true};
+}
+Cell ns_cell(double value) {
+  char exact[40];
+  std::snprintf(exact, sizeof exact, "%.0f", value);
+  return Cell{exact, format_value(value, Unit::ns), value, true};
+}
+Cell delta_cell(double delta, bool bytes, bool percent) {
+  char exact[40];
+  std::snprintf(exact, sizeof exact, percent ? "%.17g" : "%.0f", delta);
+  std::string shown = percent ? format_value(std::fabs(delta), Unit::percent)
+                      : bytes ? format_value(std::fabs(delta), Unit::bytes)
+                              : format_value(std::fabs(delta), Unit::count);
+  shown = (delta > 0 ? "+" : delta < 0 ? "-" : "") + shown;
+  if (percent) shown += " pts";
+  return Cell{exact, shown, delta, true};
+}
+
+void write_csv(std::ostream& out, const Table& table) {
+  auto field = [&](const std::string& text, bool quote) {
+    if (quote || text.find_first_of(",\"\n") != std::string::npos) {
+      out << '"';
+      for (char c : text) out << (c == '"' ? std::string("\"\"") : std::string(1, c));
+      out << '"';
+    } else {
+      out << text;
+    }
+  };
+  for (std::size_t c = 0; c < table.columns.size(); ++c) {
+    if (c) out << ',';
+    field(table.columns[c].name, false);
+  }
+  out << '\n';
+  for (const auto& row : table.rows) {
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      if (c) out << ',';
+      field(row[c].csv, !row[c].numeric);
+    }
+    out << '\n';
+  }
+}
+
+std::vector<int> best_rows(const Table& table) {
+  std::vector<int> best(table.columns.size(), -1);
+  for (std::size_t c = 0; c < table.columns.size(); ++c) {
+    const Better better = table.columns[c].better;
+    if (better == Better::none || table.rows.size() < 2) continue;
+    int index = -1;
+    bool all_equal = true;
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+      if (c >= table.rows[r].size()) continue;
+      const double v = table.rows[r][c].sort;
+      if (index < 0) {
+        index = static_cast<int>(r);
+        continue;
+      }
+      const double b = table.rows[static_cast<std::size_t>(index)][c].sort;
+      if (v != b) all_equal = false;
+      if ((better == Better::higher && v > b) || (better == Better::lower && v < b))
+        index = static_cast<int>(r);
+    }
+    best[c] = all_equal ? -1 : index;
+  }
+  return best;
+}
+
+void draw_table(const char* id, const Table& table, float height) {
+  const int ncols = static_cast<int>(table.columns.size());
+  if (ncols == 0) return;
+  const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg |
+                                ImGuiTableFlags_Borders | ImGuiTableFlags_Resizable |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
+                                ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable(id, ncols, flags, ImVec2(0, height))) return;
+  ImGui::TableSetupScrollFreeze(1, 1);
+  for (int c = 0; c < ncols; ++c)
+    ImGui::TableSetupColumn(table.columns[static_cast<std::size_t>(c)].name.c_str(),
+                            c == 0 ? ImGuiTableColumnFlags_NoHide : ImGuiTableColumnFlags_None);
+  ImGui::TableHeadersRow();
+  std::vector<std::size_t> order(table.rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs(); specs && specs->SpecsCount > 0) {
+    const int c = specs->Specs[0].ColumnIndex;
+    const bool descending = specs->Specs[0].SortDirection == ImGuiSortDirection_Descending;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      const Cell& x = table.rows[a][static_cast<std::size_t>(c)];
+      const Cell& y = table.rows[b][static_cast<std::size_t>(c)];
+      const bool less = x.numeric ? x.sort < y.sort : x.csv < y.csv;
+      const bool greater = x.numeric ? x.sort > y.sort : x.csv > y.csv;
+      return descending ? greater : less;
+    });
+  }
+  const std::vector<int> best = best_rows(table);
+  for (std::size_t r : order) {
+    ImGui::TableNextRow();
+    for (int c = 0; c < ncols; ++c) {
+      ImGui::TableSetColumnIndex(c);
+      const auto cu = static_cast<std::size_t>(c);
+      if (cu >= table.rows[r].size()) continue;
+      const Cell& cell = table.rows[r][cu];
+      if (best[cu] == static_cast<int>(r))
+        ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, IM_COL32(40, 140, 70, 170));
+      ImGui::TextUnformatted(cell.shown.empty() ? cell.csv.c_str() : cell.shown.c_str());
+    }
+  }
+  ImGui::EndTable();
+  track_item(std::string("table:") + id);
+}
+
+}  // namespace alloclab::gui

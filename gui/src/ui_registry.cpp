@@ -1,0 +1,44 @@
+#include "ui_registry.hpp"
+
+namespace alloclab::gui {
+namespace {
+
+std::map<std::string, ItemRect> g_current;
+
+std::string visible_label(const std::string& label) {
+  const auto hash = label.find("##");
+  return hash == std::string::npos ? label : label.substr(0, hash);
+}
+
+}  // namespace
+
+void track_item(const std::string& name) {
+  g_current[visible_label(name)] = ItemRect{ImGui::GetItemRectMin(), ImGui::GetItemRectMax()};
+}
+
+void begin_registry_frame() {
+  g_current.clear();
+}
+
+// Scripts look up between frames, when g_current holds the frame just drawn.
+std::optional<ItemRect> find_item(const std::string& name) {
+  if (auto it = g_current.find(name); it != g_current.end()) return it->second;
+  return std::nullopt;
+}
+
+std::string registered_names() {
+  std::string out;
+  for (const auto& [name, rect] : g_current) {
+    if (!out.empty()) out += ", ";
+    out += "'" + name + "'";
+  }
+  return out;
+}
+
+bool named_button(const char* label, ImVec2 size) {
+  const bool pressed = ImGui::Button(label, size);
+  track_item(label);
+  return pressed;
+}
+
+}  // namespace alloclab::gui

@@ -1,0 +1,30 @@
+#pragma once
+// Where the named widgets of the last frame were, so that a script can click them by name the
+// way a user would (move the mouse there, press, release) and the same UI code runs with and
+// without a script. Widgets register themselves right after they are submitted.
+#include <map>
+#include <optional>
+#include <string>
+
+#include <imgui.h>
+
+namespace alloclab::gui {
+
+struct ItemRect {
+  ImVec2 min, max;
+};
+
+// Records the last submitted item's rectangle under `name` (its label without any "##id"
+// suffix when `name` is a label).
+void track_item(const std::string& name);
+// Starts a new frame's registry (the UI calls it first thing in a frame).
+void begin_registry_frame();
+// The rectangle `name` had in the frame drawn last (call between frames).
+std::optional<ItemRect> find_item(const std::string& name);
+// Names registered in the frame drawn last (for error messages).
+std::string registered_names();
+
+// ImGui::Button / InputText etc. that register themselves.
+bool named_button(const char* label, ImVec2 size = ImVec2(0, 0));
+
+}  // namespace alloclab::gui

@@ -1,0 +1,52 @@
+#include "views.hpp"
+
+namespace alloclab::gui {
+
+const char* view_name(View view) {
+  switch (view) {
+    case View::overview:
+      return "overview";
+    case View::hit_rate:
+      return "hit-rate";
+    case View::latency:
+      return "latency";
+    case View::memory:
+      return "memory";
+    case View::trace:
+      return "trace";
+    case View::sweep:
+      return "sweep";
+    case View::diff:
+      return "diff";
+  }
+  return "overview";
+}
+
+const char* view_title(View view) {
+  switch (view) {
+    case View::overview:
+      return "Overview";
+    case View::hit_rate:
+      return "Hit rate";
+    case View::latency:
+      return "Latency";
+    case View::memory:
+      return "Memory over time";
+    case View::trace:
+      return "Trace";
+    case View::sweep:
+      return "Sweep";
+    case View::diff:
+      return "Diff";
+  }
+  return "Overview";
+}
+
+std::optional<View> parse_view(std::string_view name) {
+  if (name == "hitrate" || name == "hit_rate") return View::hit_rate;
+  for (View v : all_views)
+    if (name == view_name(v)) return v;
+  return std::nullopt;
+}
+
+}  // namespace alloclab::gui

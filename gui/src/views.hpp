@@ -1,0 +1,64 @@
+#pragma once
+// The views: each is a function of (model, view state) that draws one tab and leaves the table
+// it shows (if any) in the state, for CSV export.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "chart.hpp"
+#include "model.hpp"
+#include "table.hpp"
+
+namespace alloclab::gui {
+
+enum class View { overview, hit_rate, latency, memory, trace, sweep, diff };
+inline constexpr View all_views[] = {View::overview, View::hit_rate, View::latency, View::memory,
+                                     View::trace,    View::sweep,    View::diff};
+
+// "overview", "hit-rate", "latency", "memory", "trace", "sweep", "diff".
+const char* view_name(View view);
+// Accepts view_name's names (and "hitrate", "hit_rate").
+std::optional<View> parse_view(std::string_view name);
+// The tab title ("Overview", "Hit rate", ...).
+const char* view_title(View view);
+
+struct ViewState {
+  View view = View::overview;
+  Table table;                      // the current view's table, for CSV export
+  XRange memory_x;                  // visible time range of the memory view
+  const void* memory_of = nullptr;  // the report/trace memory_x belongs to
+  int latency_metric = 0;           // index into the latency names
+  std::string diff_strategy;
+};
+
+// Pure table builders (tested without a window).
+Table overview_table(const ReportDoc& report);
+Table memory_table(const ReportDoc& report);
+Table diff_table(const ReportDoc& a, const ReportDoc& b);
+Table sweep_table(const ReportDoc& report);
+Table runs_table(const nlohmann::json& trace_summary);
+Table top_sizes_table(const nlohmann::json& trace_summary);
+
+// The swept parameter of a sweep report: the first spec key whose value differs between points,
+// each point's value of it as a number (sizes in bytes), and the other points' differing keys as
+// a series name. Empty `key` when nothing varies or a value is not a number.
+struct SweepAxis {
+  std::string key;
+  bool bytes = false;
+  std::vector<double> values;       // per result
+  std::vector<std::string> series;  // per result
+};
+SweepAxis sweep_axis(const ReportDoc& report);
+
+void draw_overview(const Model& model, ViewState& state);
+void draw_hit_rate(const Model& model, ViewState& state);
+void draw_latency(const Model& model, ViewState& state);
+void draw_memory(const Model& model, ViewState& state);
+void draw_trace(const Model& model, ViewState& state);
+void draw_sweep(const Model& model, ViewState& state);
+void draw_diff(Model& model, ViewState& state);
+
+// A line of grey text for an empty view.
+void empty_hint(const char* text);
+
+}  // namespace alloclab::gui

@@ -124,7 +124,7 @@ CostModel load_cost_model(const std::string& name_or_path) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
     throw InputError(name_or_path + ": not JSON: " + e.what());
   }
   return cost_model_from_json(j, name_or_path);

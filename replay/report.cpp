@@ -87,10 +87,14 @@ nlohmann::json result_json(const StrategyResult& r) {
   out["timing"] = {{"wall_seconds", r.wall_seconds}};
   if (!r.latency.empty()) {  // real replay
     nlohmann::json latency = nlohmann::json::object();
-    for (const auto& [name, l] : r.latency)
-      latency[name] = {{"count", l.count},      {"p50_ns", l.p50_ns},   {"p90_ns", l.p90_ns},
-                       {"p99_ns", l.p99_ns},    {"p999_ns", l.p999_ns}, {"max_ns", l.max_ns},
-                       {"total_ns", l.total_ns}};
+    for (const auto& [name, l] : r.latency) {
+      nlohmann::json histogram = nlohmann::json::array();
+      for (const auto& [high, n] : l.histogram) histogram.push_back({high, n});
+      latency[name] = {{"count", l.count},       {"p50_ns", l.p50_ns},
+                       {"p90_ns", l.p90_ns},     {"p99_ns", l.p99_ns},
+                       {"p999_ns", l.p999_ns},   {"max_ns", l.max_ns},
+                       {"total_ns", l.total_ns}, {"histogram", std::move(histogram)}};
+    }
     out["latency"] = std::move(latency);
     out["wall_seconds"] = r.wall_seconds;
   }
@@ -101,6 +105,34 @@ nlohmann::json result_json(const StrategyResult& r) {
                           {"total", r.modelled->total()}};
   return out;
 }
+
+namespace {
+
+// Optional (older reports lack it). When present it must be what the writer makes, because the
+// GUI draws bars and a CDF from it: ascending bounds, counts adding up to `count`.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> read_histogram(const nlohmann::json& h,
+                                                                    std::uint64_t count,
+                                                                    const std::string& where) {
+  if (!h.is_array()) throw InputError(where + ": 'histogram' is not an array");
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  std::uint64_t sum = 0;
+  for (const nlohmann::json& b : h) {
+    if (!b.is_array() || b.size() != 2 || !b[0].is_number_unsigned() || !b[1].is_number_unsigned())
+      throw InputError(where + ": histogram entry " + b.dump() +
+                       " is not [upper_bound_ns, count] of non-negative integers");
+    const auto high = b[0].get<std::uint64_t>();
+    if (!out.empty() && high <= out.back().first)
+      throw InputError(where + ": histogram bounds are not increasing at " + b.dump());
+    out.emplace_back(high, b[1].get<std::uint64_t>());
+    sum += out.back().second;
+  }
+  if (sum != count)
+    throw InputError(where + ": histogram counts add up to " + std::to_string(sum) + ", not " +
+                     std::to_string(count));
+  return out;
+}
+
+}  // namespace
 
 Metrics metrics_from_json(const nlohmann::json& j, const std::string& source) {
   Metrics m;
@@ -129,7 +161,11 @@ StrategyResult result_from_json(const nlohmann::json& j, const std::string& sour
   if (j.contains("runs") && j["runs"].is_array())
     for (const nlohmann::json& run : j["runs"]) {
       RunMetrics m;
-      m.label = run.value("label", "");
+      if (!run.is_object()) throw InputError(source + ": a 'runs' entry is not an object");
+      if (const auto label = run.find("label"); label != run.end()) {
+        if (!label->is_string()) throw InputError(source + ": a run's 'label' is not a string");
+        m.label = label->get<std::string>();
+      }
       const std::string where = source + ", run '" + m.label + "'";
       m.requests = read_u64(run, "requests", where);
       m.hits = read_u64(run, "hits", where);
@@ -143,25 +179,39 @@ StrategyResult result_from_json(const nlohmann::json& j, const std::string& sour
     }
   if (j.contains("series") && j["series"].is_object()) {
     const nlohmann::json& s = j["series"];
-    const std::size_t n = s.value("first_op", nlohmann::json::array()).size();
+    const auto first_op = s.find("first_op");
+    if (first_op != s.end() && !first_op->is_array())
+      throw InputError(source + ": series column 'first_op' is not a list");
+    const std::size_t n = first_op != s.end() ? first_op->size() : 0;
     for (const char* key : {"time_ns", "live_min", "live_max", "reserved_min", "reserved_max"})
       if (!s.contains(key) || !s[key].is_array() || s[key].size() != n)
         throw InputError(source + ": series column '" + key + "' is missing or of another length");
+    const auto at = [&](const char* key, std::size_t i) {
+      const nlohmann::json& value = s[key][i];
+      if (!value.is_number_unsigned())
+        throw InputError(source + ": series column '" + key + "' holds a " + value.type_name() +
+                         ", not a non-negative integer");
+      return value.get<std::uint64_t>();
+    };
     for (std::size_t i = 0; i < n; ++i)
-      r.series.push_back(SeriesPoint{
-          s["first_op"][i].get<std::uint64_t>(), s["time_ns"][i].get<std::uint64_t>(),
-          s["live_min"][i].get<std::uint64_t>(), s["live_max"][i].get<std::uint64_t>(),
-          s["reserved_min"][i].get<std::uint64_t>(), s["reserved_max"][i].get<std::uint64_t>()});
+      r.series.push_back(SeriesPoint{at("first_op", i), at("time_ns", i), at("live_min", i),
+                                     at("live_max", i), at("reserved_min", i),
+                                     at("reserved_max", i)});
   }
-  if (j.contains("timing") && j["timing"].contains("wall_seconds"))
-    r.wall_seconds = j["timing"]["wall_seconds"].get<double>();
+  if (j.contains("timing") && j["timing"].contains("wall_seconds")) {
+    const nlohmann::json& wall = j["timing"]["wall_seconds"];
+    if (!wall.is_number()) throw InputError(source + ": 'timing.wall_seconds' is not a number");
+    r.wall_seconds = wall.get<double>();
+  }
   if (j.contains("latency") && j["latency"].is_object())
     for (const auto& [name, l] : j["latency"].items()) {
       const std::string where = source + ", latency '" + name + "'";
-      r.latency[name] = LatencySummary{read_u64(l, "count", where),   read_u64(l, "p50_ns", where),
-                                       read_u64(l, "p90_ns", where),  read_u64(l, "p99_ns", where),
-                                       read_u64(l, "p999_ns", where), read_u64(l, "max_ns", where),
-                                       read_u64(l, "total_ns", where)};
+      r.latency[name] = LatencySummary{read_u64(l, "count", where),    read_u64(l, "p50_ns", where),
+                                       read_u64(l, "p90_ns", where),   read_u64(l, "p99_ns", where),
+                                       read_u64(l, "p999_ns", where),  read_u64(l, "max_ns", where),
+                                       read_u64(l, "total_ns", where), {}};
+      if (l.contains("histogram"))
+        r.latency[name].histogram = read_histogram(l["histogram"], r.latency[name].count, where);
     }
   if (j.contains("modelled_ns") && j["modelled_ns"].is_object()) {
     const nlohmann::json& m = j["modelled_ns"];

@@ -21,8 +21,6 @@ namespace {
 // 128-bit arithmetic keeps the range arithmetic exact and overflow checks simple.
 __extension__ typedef unsigned __int128 U128;
 
-constexpr std::uint64_t kMax64 = std::numeric_limits<std::uint64_t>::max();
-
 constexpr std::string_view kForms =
     "accepted forms: {a..b:xK} (a, a*K, a*K^2, ... up to b; K > 1, e.g. {1MiB..4GiB:x2}), "
     "{a..b:+K} (a, a+K, ... up to b; K > 0, e.g. {64MiB..1GiB:+64MiB}), {a..b} (whole numbers, "

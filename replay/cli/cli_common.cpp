@@ -2,10 +2,16 @@
 
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iomanip>
+#include <iterator>
 #include <stdexcept>
 
 #include "alloclab/interchange/formats.hpp"
@@ -46,6 +52,7 @@ void add_all_commands(CLI::App& app) {
   add_advise_command(app);
   add_record_command(app);
   add_calibrate_command(app);
+  add_gui_command(app);
 }
 
 LoadedTrace load_trace(const std::string& path, const std::string& format) {
@@ -80,27 +87,70 @@ ReplayInput load_for_replay(const std::string& path, const std::string& format) 
   return input;
 }
 
+namespace {
+
+// The temporary file being written, for the signal handler (a fixed buffer: no allocation there).
+char g_temporary[4096];
+constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+extern "C" void remove_temporary_and_die(int sig) {
+  ::unlink(g_temporary);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+// While alive, the signals that end a process by default remove the temporary file first.
+class TemporaryFileGuard {
+ public:
+  explicit TemporaryFileGuard(const std::string& temporary) {
+    if (temporary.size() >= sizeof g_temporary)
+      throw std::runtime_error("output path too long: " + temporary);
+    std::memcpy(g_temporary, temporary.c_str(), temporary.size() + 1);
+    struct sigaction action = {};
+    action.sa_handler = remove_temporary_and_die;
+    sigemptyset(&action.sa_mask);
+    for (std::size_t i = 0; i < std::size(kCleanupSignals); ++i)
+      ::sigaction(kCleanupSignals[i], &action, &previous_[i]);
+  }
+  ~TemporaryFileGuard() {
+    for (std::size_t i = 0; i < std::size(kCleanupSignals); ++i)
+      ::sigaction(kCleanupSignals[i], &previous_[i], nullptr);
+    ::unlink(g_temporary);  // gone already after a successful rename
+  }
+  TemporaryFileGuard(const TemporaryFileGuard&) = delete;
+  TemporaryFileGuard& operator=(const TemporaryFileGuard&) = delete;
+
+ private:
+  struct sigaction previous_[std::size(kCleanupSignals)] = {};
+};
+
+}  // namespace
+
+void write_atomically(const std::string& path,
+                      const std::function<void(const std::string& temporary)>& write) {
+  const std::filesystem::path target(path);
+  const std::string temporary = (target.parent_path() / (".alloclab-" + std::to_string(::getpid()) +
+                                                         "-" + target.filename().string()))
+                                    .string();
+  TemporaryFileGuard guard(temporary);
+  write(temporary);
+  if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+}
+
 void write_output(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  const std::string temporary = path + ".partial";
-  {
+  write_atomically(path, [&](const std::string& temporary) {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
     write(out);
     out.flush();
-    if (!out) {
-      std::remove(temporary.c_str());
-      throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(temporary.c_str());
-    throw std::runtime_error("cannot write " + path + ": " + why);
-  }
+    if (!out) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  });
 }
 
 void write_json_output(const std::string& path, const nlohmann::json& value) {
-  write_output(path, [&](std::ostream& out) { out << value.dump(1) << '\n'; });
+  // Streamed, not dump()ed: a report of a 100M-event trace would be a gigabyte-sized string.
+  write_output(path, [&](std::ostream& out) { out << std::setw(1) << value << '\n'; });
 }
 
 std::string human_bytes(std::uint64_t bytes) {

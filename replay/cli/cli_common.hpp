@@ -26,8 +26,12 @@ struct LoadedTrace {
 // Prints load warnings to stderr (a truncated .alt still loads, loudly).
 LoadedTrace load_trace(const std::string& path, const std::string& format = {});
 
-// Writes an output file whole or not at all: into a temporary file beside it, renamed over
-// `path` once complete, so an interrupted or failed write never leaves a half report.
+// Writes an output file whole or not at all: `write` fills a temporary file beside `path` (a
+// hidden name that ends like `path`, so `.gz` and the format still follow from it), renamed over
+// `path` once complete. A failed write, an exception or a SIGINT/SIGTERM/SIGHUP meanwhile
+// removes the temporary file: no half-written output and no litter, ever.
+void write_atomically(const std::string& path,
+                      const std::function<void(const std::string& temporary)>& write);
 void write_output(const std::string& path, const std::function<void(std::ostream&)>& write);
 void write_json_output(const std::string& path, const nlohmann::json& value);
 
@@ -57,6 +61,7 @@ void add_merge_command(CLI::App& app);
 void add_advise_command(CLI::App& app);
 void add_record_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
+void add_gui_command(CLI::App& app);
 
 // The command line as the user typed it (recorded in reports).
 void set_command_line(int argc, char** argv);

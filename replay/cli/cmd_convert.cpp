@@ -38,7 +38,8 @@ void run_convert(const ConvertOptions& options) {
                                   "' (accepted: alt, csv, chrome)");
     to = *parsed;
   }
-  write_trace(loaded.trace, options.output, to);
+  write_atomically(options.output,
+                   [&](const std::string& temporary) { write_trace(loaded.trace, temporary, to); });
   std::fprintf(stderr, "alloclab: converted %s events: %s -> %s\n",
                grouped(loaded.trace.size()).c_str(), options.input.c_str(), options.output.c_str());
 }

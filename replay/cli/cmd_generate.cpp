@@ -29,7 +29,9 @@ void run_generate(const GenerateOptions& options) {
   synthetic.seed = options.seed;
   synthetic.min_events = options.events;
   const Trace trace = generate_synthetic(synthetic);
-  write_trace(trace, options.output);
+  const TraceFormat format = output_format_from_path(options.output);
+  write_atomically(options.output,
+                   [&](const std::string& temporary) { write_trace(trace, temporary, format); });
   std::fprintf(stderr, "alloclab: wrote %s events to %s\n", grouped(trace.size()).c_str(),
                options.output.c_str());
 }

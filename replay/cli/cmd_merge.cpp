@@ -27,7 +27,7 @@ nlohmann::json read_report(const std::string& path) {
   if (!in) throw InputError(path + ": cannot open");
   try {
     return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
     throw InputError(path + ": not JSON (" + e.what() + ")");
   }
 }

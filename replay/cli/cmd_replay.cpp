@@ -50,7 +50,7 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
   std::optional<CostModel> cost_model;
   if (!cmd.cost_model.empty()) cost_model = load_cost_model(cmd.cost_model);
 
-  const ReplayInput input = load_for_replay(cmd.path, cmd.format);
+  ReplayInput input = load_for_replay(cmd.path, cmd.format);
   const ResolvedTrace& resolved = input.resolved;
   const TraceSummary& summary = input.summary;
 
@@ -90,6 +90,9 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
   if (resolved.implicit_run)
     std::printf("(no run markers in the trace: it is replayed as one run)\n");
   print_results_table(results);
+  // The report is built from the results and the summary alone; a large trace's report (one
+  // entry per run and strategy) would otherwise be built on top of the whole resolved trace.
+  input.resolved = ResolvedTrace{};
 
   ReportContext context;
   context.command_line = command_line;

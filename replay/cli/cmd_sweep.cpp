@@ -46,7 +46,7 @@ void run_sweep_command(const SweepCommand& cmd, const std::string& command_line)
   // Templates, specs and the shard are checked before the trace is read: a typo fails at once.
   SweepRun run = plan_sweep(cmd.templates, parse_shard(cmd.shard));
 
-  const ReplayInput input = load_for_replay(cmd.path, cmd.format);
+  ReplayInput input = load_for_replay(cmd.path, cmd.format);
   const ResolvedTrace& resolved = input.resolved;
   const TraceSummary& summary = input.summary;
 
@@ -70,6 +70,7 @@ void run_sweep_command(const SweepCommand& cmd, const std::string& command_line)
                 run.point_indices.size());
   std::printf("\n");
   print_sweep_table(run);
+  input.resolved = ResolvedTrace{};  // the report needs only the results: give the trace back
 
   ReportContext context;
   context.command_line = command_line;

@@ -1,12 +1,15 @@
 // Ctrl-C during a long replay stops it cleanly: exit status 130 and no report, never a corrupt
-// or partial one.
+// or partial one. Ctrl-C while an output file is written (a trace by convert or generate)
+// leaves no file at all: neither a half-written output nor the temporary it was written to.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,6 +56,78 @@ TEST(Interrupt, sigint_during_replay_exits_130_without_a_report) {
   EXPECT_EQ(run_and_wait(args, 1500), 130);
   EXPECT_FALSE(std::filesystem::exists(report));
   std::filesystem::remove(trace);
+}
+
+// Names in `dir`, sorted.
+std::vector<std::string> entries(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Starts alloclab, waits until a new entry appears in `dir` (the output being written), then
+// sends SIGINT. Returns the exit status (128 + signal when killed by one).
+int interrupt_once_writing(const std::vector<std::string>& args, const std::filesystem::path& dir) {
+  const std::size_t before = entries(dir).size();
+  std::vector<std::string> copy = args;
+  copy.insert(copy.begin(), ALLOCLAB_CLI);
+  std::vector<char*> argv;
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (entries(dir).size() > before) {
+      ::kill(pid, SIGINT);
+      ::waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+class InterruptedWrite : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = temp_path("write");
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(InterruptedWrite, generate_leaves_only_the_finished_file) {
+  ASSERT_EQ(run_and_wait(
+                {"generate", "--shape", "random", "--events", "200000", "-o", file("t.alt")}, -1),
+            0);
+  EXPECT_EQ(entries(dir_), std::vector<std::string>{"t.alt"});
+}
+
+TEST_F(InterruptedWrite, sigint_while_converting_leaves_neither_output_nor_temporary_file) {
+  ASSERT_EQ(
+      run_and_wait({"generate", "--shape", "random", "--events", "3000000", "-o", file("big.alt")},
+                   -1),
+      0);
+  // gzip-compressed CSV is the slowest output: the signal lands while it is being written.
+  EXPECT_EQ(interrupt_once_writing({"convert", file("big.alt"), file("out.csv.gz")}, dir_),
+            128 + SIGINT);
+  EXPECT_EQ(entries(dir_), std::vector<std::string>{"big.alt"});
+}
+
+TEST_F(InterruptedWrite, sigint_while_generating_leaves_neither_output_nor_temporary_file) {
+  EXPECT_EQ(
+      interrupt_once_writing(
+          {"generate", "--shape", "random", "--events", "3000000", "-o", file("gen.csv")}, dir_),
+      128 + SIGINT);
+  EXPECT_TRUE(entries(dir_).empty());
 }
 
 }  // namespace

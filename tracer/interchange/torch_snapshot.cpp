@@ -147,6 +147,11 @@ json parse_json(const std::string& text, const std::string& name) {
     std::string what = e.what();
     if (const auto pos = what.find("] "); pos != std::string::npos) what.erase(0, pos + 2);
     throw_at_line(name, static_cast<std::uint64_t>(line), "not valid JSON: " + what);
+  } catch (const json::out_of_range& e) {
+    // The parser refuses a number beyond a double's range (1e999) this way, not as a parse_error.
+    std::string what = e.what();
+    if (const auto pos = what.find("] "); pos != std::string::npos) what.erase(0, pos + 2);
+    throw InputError(name + ": not valid JSON: " + what);
   }
 }
 

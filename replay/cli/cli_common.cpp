@@ -191,4 +191,11 @@ std::string human_duration(std::uint64_t ns) {
   return text;
 }
 
+std::filesystem::path binary_dir() {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) throw std::runtime_error("cannot find the alloclab binary: " + error.message());
+  return self.parent_path();
+}
+
 }  // namespace alloclab::cli

@@ -1,6 +1,7 @@
 #pragma once
 // What every subcommand shares: loading a trace of any supported format, number formatting.
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <iosfwd>
 #include <optional>
@@ -49,6 +50,10 @@ std::string human_bytes(std::uint64_t bytes);
 std::string grouped(std::uint64_t value);
 // "12.3 ms", "4.0 s".
 std::string human_duration(std::uint64_t ns);
+
+// The folder of the running alloclab binary (build/bin): the GUI program lives beside it, the
+// preload and injection libraries in ../lib.
+std::filesystem::path binary_dir();
 
 void add_all_commands(CLI::App& app);
 void add_info_command(CLI::App& app);

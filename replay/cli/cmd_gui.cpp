@@ -15,23 +15,13 @@
 namespace alloclab::cli {
 namespace {
 
-std::string sibling_program(const char* name) {
-  char self[4096];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0)
-    throw std::runtime_error(std::string("cannot find this program: ") + std::strerror(errno));
-  std::string dir(self, static_cast<std::size_t>(n));
-  dir = dir.substr(0, dir.find_last_of('/'));
-  return dir + "/" + name;
-}
-
 void run_gui(const std::vector<std::string>& args) {
   if (!ALLOCLAB_GUI_BUILT)
     throw std::runtime_error(
         "the GUI was not built: configure with -DALLOCLAB_GUI=ON (needs libimgui-dev, "
         "libglfw3-dev, "
         "libegl-dev, libstb-dev; scripts/setup installs them)");
-  const std::string program = sibling_program("alloclab-gui");
+  const std::string program = (binary_dir() / "alloclab-gui").string();
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(program.c_str()));
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));

@@ -40,11 +40,8 @@ struct RecordOptions {
 
 std::string preload_library() {
   if (const char* env = std::getenv("ALLOCLAB_PRELOAD"); env && *env) return env;
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) throw std::runtime_error("cannot find the alloclab binary: " + error.message());
   const std::filesystem::path library =
-      self.parent_path().parent_path() / "lib" / "liballoclab_preload.so";
+      binary_dir().parent_path() / "lib" / "liballoclab_preload.so";
   if (!std::filesystem::exists(library))
     throw std::runtime_error("preload library not found at " + library.string() +
                              " (set ALLOCLAB_PRELOAD)");

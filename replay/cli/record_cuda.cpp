@@ -6,17 +6,11 @@
 #include <stdexcept>
 
 #include "alloclab/trace/alt.hpp"
+#include "cli_common.hpp"
 #include "merge.hpp"
 
 namespace alloclab::cli {
 namespace {
-
-std::string beside_binary(const std::string& relative) {
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) throw std::runtime_error("cannot find the alloclab binary: " + error.message());
-  return (self.parent_path().parent_path() / relative).string();
-}
 
 std::string cupti_library() {
   if (const char* env = std::getenv("ALLOCLAB_CUPTI_LIBRARY"); env && *env) return env;
@@ -63,7 +57,7 @@ void check_part_files(const CudaRecordOptions& options, const std::string& outpu
 
 std::string cuda_injection_library() {
   if (const char* env = std::getenv("ALLOCLAB_CUDA_INJECTION"); env && *env) return env;
-  const std::string library = beside_binary("lib/liballoclab_cuda.so");
+  const std::string library = (binary_dir().parent_path() / "lib" / "liballoclab_cuda.so").string();
   if (!std::filesystem::exists(library))
     throw std::runtime_error("CUDA tracer not found at " + library +
                              " (build with ALLOCLAB_CUDA=ON or set ALLOCLAB_CUDA_INJECTION)");

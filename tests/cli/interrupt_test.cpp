@@ -22,11 +22,10 @@ std::string temp_path(const std::string& name) {
       .string();
 }
 
-int run_and_wait(const std::vector<std::string>& args, int interrupt_after_ms) {
-  std::vector<char*> argv;
-  std::string cli = ALLOCLAB_CLI;
-  argv.push_back(cli.data());
+pid_t start_cli(const std::vector<std::string>& args) {
   std::vector<std::string> copy = args;
+  copy.insert(copy.begin(), ALLOCLAB_CLI);
+  std::vector<char*> argv;
   for (std::string& a : copy) argv.push_back(a.data());
   argv.push_back(nullptr);
   const pid_t pid = ::fork();
@@ -34,13 +33,23 @@ int run_and_wait(const std::vector<std::string>& args, int interrupt_after_ms) {
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
+  return pid;
+}
+
+// The exit status, or 128 + the signal that killed it.
+int exit_code(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int run_and_wait(const std::vector<std::string>& args, int interrupt_after_ms) {
+  const pid_t pid = start_cli(args);
   if (interrupt_after_ms >= 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(interrupt_after_ms));
     ::kill(pid, SIGINT);
   }
   int status = 0;
   ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return exit_code(status);
 }
 
 TEST(Interrupt, sigint_during_replay_exits_130_without_a_report) {
@@ -71,16 +80,7 @@ std::vector<std::string> entries(const std::filesystem::path& dir) {
 // sends SIGINT. Returns the exit status (128 + signal when killed by one).
 int interrupt_once_writing(const std::vector<std::string>& args, const std::filesystem::path& dir) {
   const std::size_t before = entries(dir).size();
-  std::vector<std::string> copy = args;
-  copy.insert(copy.begin(), ALLOCLAB_CLI);
-  std::vector<char*> argv;
-  for (std::string& a : copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
+  const pid_t pid = start_cli(args);
   int status = 0;
   while (::waitpid(pid, &status, WNOHANG) == 0) {
     if (entries(dir).size() > before) {
@@ -90,7 +90,7 @@ int interrupt_once_writing(const std::vector<std::string>& args, const std::file
     }
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return exit_code(status);
 }
 
 class InterruptedWrite : public ::testing::Test {

@@ -7,20 +7,15 @@
 namespace alloclab {
 namespace {
 
+using test::chunk_offset;
 using test::TempFile;
+using test::written;
 
 // 10 chunks of 100 allocations each.
 Trace ten_chunk_trace() {
   Trace t;
   for (std::uint64_t i = 0; i < 1000; ++i) t.push_back(test::alloc_event(0x1000 + i * 64, 32, i));
   return t;
-}
-
-std::vector<char> written(const Trace& trace, const TempFile& file) {
-  AltWriteOptions options;
-  options.events_per_chunk = 100;
-  write_alt(trace, file.path(), options);
-  return file.bytes();
 }
 
 std::string load_error(const TempFile& file) {
@@ -30,15 +25,6 @@ std::string load_error(const TempFile& file) {
     return e.what();
   }
   return "no error";
-}
-
-// Offset of the n-th chunk header in a file written by written().
-std::size_t chunk_offset(const std::vector<char>& bytes, int n) {
-  int seen = -1;
-  for (std::size_t i = 0; i + 4 <= bytes.size(); ++i)
-    if (bytes[i] == 'A' && bytes[i + 1] == 'L' && bytes[i + 2] == 'T' && bytes[i + 3] == 'C')
-      if (++seen == n) return i;
-  return std::string::npos;
 }
 
 TEST(AltDamage, empty_file_is_an_error_naming_the_file_and_offset) {

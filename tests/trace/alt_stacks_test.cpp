@@ -15,7 +15,9 @@
 namespace alloclab {
 namespace {
 
+using test::chunk_offset;
 using test::TempFile;
+using test::written;
 
 // 300 allocations at two sites (stacks 1 and 2) and a free each; stack 2 is first used in the
 // second chunk of 100 events, so its definition must travel with that chunk.
@@ -36,20 +38,6 @@ Trace trace_with_stacks() {
     t.set_stack_id(t.size() - 1, stack_b);
   }
   return t;
-}
-
-std::vector<char> written(const Trace& trace, const TempFile& file) {
-  AltWriteOptions options;
-  options.events_per_chunk = 100;
-  write_alt(trace, file.path(), options);
-  return file.bytes();
-}
-
-std::size_t chunk_offset(const std::vector<char>& bytes, int n) {
-  int seen = -1;
-  for (std::size_t i = 0; i + 4 <= bytes.size(); ++i)
-    if (std::memcmp(&bytes[i], "ALTC", 4) == 0 && ++seen == n) return i;
-  return std::string::npos;
 }
 
 TEST(AltStacks, frames_stacks_and_ids_round_trip) {

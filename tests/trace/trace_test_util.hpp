@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the trace tests: building events and traces tersely, temp files.
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "alloclab/trace/alt.hpp"
 #include "alloclab/trace/trace.hpp"
 
 namespace alloclab::test {
@@ -65,5 +67,21 @@ class TempFile {
  private:
   std::filesystem::path path_;
 };
+
+// `trace` written as .alt in chunks of 100 events; the file's bytes (for damaging them).
+inline std::vector<char> written(const Trace& trace, const TempFile& file) {
+  AltWriteOptions options;
+  options.events_per_chunk = 100;
+  write_alt(trace, file.path(), options);
+  return file.bytes();
+}
+
+// Offset of the n-th chunk header ("ALTC") in a file's bytes, or npos.
+inline std::size_t chunk_offset(const std::vector<char>& bytes, int n) {
+  int seen = -1;
+  for (std::size_t i = 0; i + 4 <= bytes.size(); ++i)
+    if (std::memcmp(&bytes[i], "ALTC", 4) == 0 && ++seen == n) return i;
+  return std::string::npos;
+}
 
 }  // namespace alloclab::test

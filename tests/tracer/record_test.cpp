@@ -45,15 +45,21 @@ void expect_no_anomalies(const Traced& run) {
   EXPECT_EQ(a.free_null, 0u);
 }
 
+// The trace resolves cleanly and its "work" runs hold exactly the program's own counts.
+RunCounts expect_clean_work_counts(const Traced& run) {
+  expect_no_anomalies(run);
+  const RunCounts c = count_in_runs(run.trace, "work");
+  EXPECT_EQ(c.allocs, run.counts.at("allocs"));
+  EXPECT_EQ(c.frees, run.counts.at("frees"));
+  return c;
+}
+
 TEST(Record, eight_threads_handing_blocks_to_each_other) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;
   const Traced run = record_program(dir, TORTURE_THREADS);
-  expect_no_anomalies(run);
-  const RunCounts c = count_in_runs(run.trace, "work");
+  const RunCounts c = expect_clean_work_counts(run);
   EXPECT_EQ(c.runs, 1u);
-  EXPECT_EQ(c.allocs, run.counts.at("allocs"));
-  EXPECT_EQ(c.frees, run.counts.at("frees"));
   EXPECT_EQ(run.counts.at("allocs"), 8u * 20000u);
   EXPECT_GE(run.trace.origins().size(), 9u);  // main and 8 workers
   EXPECT_NE(run.recorded.output.find("0 dropped"), std::string::npos) << run.recorded.output;
@@ -63,10 +69,7 @@ TEST(Record, realloc_chains_in_place_and_moving) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;
   const Traced run = record_program(dir, TORTURE_REALLOC);
-  expect_no_anomalies(run);
-  const RunCounts c = count_in_runs(run.trace, "work");
-  EXPECT_EQ(c.allocs, run.counts.at("allocs"));
-  EXPECT_EQ(c.frees, run.counts.at("frees"));
+  const RunCounts c = expect_clean_work_counts(run);
   EXPECT_GT(run.counts.at("in_place"), 0u);
   EXPECT_GT(run.counts.at("moved"), 0u);
   // In place: free(old) then alloc at the same address. Moved: alloc(new) then free(old).
@@ -90,10 +93,7 @@ TEST(Record, memalign_family_with_alignments) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;
   const Traced run = record_program(dir, TORTURE_MEMALIGN);
-  expect_no_anomalies(run);
-  const RunCounts c = count_in_runs(run.trace, "work");
-  EXPECT_EQ(c.allocs, run.counts.at("allocs"));
-  EXPECT_EQ(c.frees, run.counts.at("frees"));
+  const RunCounts c = expect_clean_work_counts(run);
   EXPECT_EQ(run.counts.at("misaligned"), 0u);
   const auto aligned = [&](std::uint64_t a) {
     auto it = c.allocs_by_alignment.find(a);
@@ -108,10 +108,7 @@ TEST(Record, fork_without_exec_leaves_the_parent_trace_whole_and_the_child_untra
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;
   const Traced run = record_program(dir, TORTURE_FORK);
-  expect_no_anomalies(run);
-  const RunCounts c = count_in_runs(run.trace, "work");
-  EXPECT_EQ(c.allocs, run.counts.at("allocs"));
-  EXPECT_EQ(c.frees, run.counts.at("frees"));
+  const RunCounts c = expect_clean_work_counts(run);
   // The children allocate 5000 + i bytes, i in [1, 1000): none of that may appear.
   for (std::size_t i = 0; i < run.trace.size(); ++i)
     if (run.trace.op(i) == Op::alloc) {
@@ -125,10 +122,7 @@ TEST(Record, signal_handler_events_nest_inside_recording) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;
   const Traced run = record_program(dir, TORTURE_SIGNAL);
-  expect_no_anomalies(run);
-  const RunCounts c = count_in_runs(run.trace, "work");
-  EXPECT_EQ(c.allocs, run.counts.at("allocs"));
-  EXPECT_EQ(c.frees, run.counts.at("frees"));
+  const RunCounts c = expect_clean_work_counts(run);
   EXPECT_EQ(c.maps, run.counts.at("maps"));
   EXPECT_EQ(c.unmaps, run.counts.at("maps"));
   EXPECT_GE(run.counts.at("maps"), 200u);
@@ -149,10 +143,7 @@ TEST(Record, program_that_closes_every_descriptor) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;
   const Traced run = record_program(dir, TORTURE_CLOSEFDS);
-  expect_no_anomalies(run);
-  const RunCounts c = count_in_runs(run.trace, "work");
-  EXPECT_EQ(c.allocs, run.counts.at("allocs"));
-  EXPECT_EQ(c.frees, run.counts.at("frees"));
+  expect_clean_work_counts(run);
 }
 
 TEST(Record, exit_status_and_fatal_signal_pass_through) {
@@ -230,10 +221,7 @@ TEST(Record, abort_leaves_a_readable_trace_up_to_the_abort) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;
   const Traced run = record_program(dir, TORTURE_ABORT, {}, 128 + 6);
-  expect_no_anomalies(run);
-  const RunCounts c = count_in_runs(run.trace, "work");
-  EXPECT_EQ(c.allocs, run.counts.at("allocs"));
-  EXPECT_EQ(c.frees, run.counts.at("frees"));
+  const RunCounts c = expect_clean_work_counts(run);
   EXPECT_EQ(run.resolved.anomalies.unterminated_runs, 1u);
 }
 

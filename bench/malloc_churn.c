@@ -1,12 +1,20 @@
 /* The malloc-heavy program that bench/tracer_overhead runs plain and under tracers.
  *
- * malloc_churn [PAIRS] [LIVE]: PAIRS malloc/free pairs (default 5,000,000) over a working set
- * of LIVE blocks (default 4096); sizes 16 B to 64 KiB, log-uniform (as many 16-31 B blocks as
- * 32-64 KiB ones), from a fixed-seed generator so every run does the same calls. Each block's
- * first byte is written so the allocation cannot be optimised away. Prints the pair count. */
+ * malloc_churn [PAIRS] [LIVE] [--idle-thread]: PAIRS malloc/free pairs (default 5,000,000) over
+ * a working set of LIVE blocks (default 4096); sizes 16 B to 64 KiB, log-uniform (as many
+ * 16-31 B blocks as 32-64 KiB ones), from a fixed-seed generator so every run does the same
+ * calls. Each block's first byte is written so the allocation cannot be optimised away. Prints
+ * the pair count.
+ *
+ * --idle-thread starts one thread that only sleeps. glibc's malloc and free skip their arena
+ * lock while a process has a single thread; any second thread, such as an in-process tracer's
+ * writer, turns the locks on for good. This run shows what that alone costs. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 
@@ -32,9 +40,18 @@ static unsigned long parse_count(const char* text, unsigned long fallback) {
   return (*end == '\0' && v > 0) ? v : fallback;
 }
 
+static void* sleep_forever(void* unused) {
+  for (;;) pause();
+  return unused;
+}
+
 int main(int argc, char** argv) {
   const unsigned long pairs = parse_count(argc > 1 ? argv[1] : NULL, 5000000ul);
   const unsigned long live = parse_count(argc > 2 ? argv[2] : NULL, 4096ul);
+  if (argc > 3 && strcmp(argv[3], "--idle-thread") == 0) {
+    pthread_t sleeper;
+    if (pthread_create(&sleeper, NULL, sleep_forever, NULL) != 0) return 1;
+  }
   char** slots = calloc(live, sizeof *slots);
   if (!slots) return 1;
   unsigned long made = 0;

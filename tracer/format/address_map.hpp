@@ -1,17 +1,20 @@
 #pragma once
-// Open-addressing map from a nonzero address to a 32-bit value. Resolution does one lookup per
-// event, so this is on the hot path of loading: linear probing with backward-shift deletion keeps
-// probes short without tombstones. Address 0 marks an empty slot (0 is never a live address).
+// Open-addressing map from a nonzero address (or other 64-bit key) to a small value. Resolution
+// does one lookup per event, so this is on the hot path of loading: linear probing with
+// backward-shift deletion keeps probes short without tombstones. Address 0 marks an empty slot (0
+// is never a live address).
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 namespace alloclab::detail {
 
-class AddressMap {
+template <typename Value>
+class BasicAddressMap {
  public:
-  AddressMap() { rehash(16); }
+  BasicAddressMap() { rehash(16); }
 
-  const std::uint32_t* find(std::uint64_t key) const {
+  const Value* find(std::uint64_t key) const {
     for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
       if (keys_[i] == key) return &values_[i];
       if (keys_[i] == 0) return nullptr;
@@ -19,7 +22,7 @@ class AddressMap {
   }
 
   // Inserts or overwrites.
-  void put(std::uint64_t key, std::uint32_t value) {
+  void put(std::uint64_t key, Value value) {
     if ((count_ + 1) * 2 > keys_.size()) rehash(keys_.size() * 2);
     std::size_t i = slot(key);
     while (keys_[i] != 0 && keys_[i] != key) i = (i + 1) & mask_;
@@ -53,6 +56,13 @@ class AddressMap {
 
   std::size_t size() const { return count_; }
 
+  // Empties the map and keeps its memory (an encoder reuses one map for every chunk).
+  void clear() {
+    if (count_ == 0) return;
+    std::fill(keys_.begin(), keys_.end(), 0);
+    count_ = 0;
+  }
+
   template <typename F>
   void for_each(F&& f) const {
     for (std::size_t i = 0; i < keys_.size(); ++i)
@@ -66,7 +76,7 @@ class AddressMap {
 
   void rehash(std::size_t capacity) {
     std::vector<std::uint64_t> old_keys(capacity, 0);
-    std::vector<std::uint32_t> old_values(capacity, 0);
+    std::vector<Value> old_values(capacity, Value{});
     old_keys.swap(keys_);
     old_values.swap(values_);
     mask_ = capacity - 1;
@@ -77,10 +87,12 @@ class AddressMap {
   }
 
   std::vector<std::uint64_t> keys_;
-  std::vector<std::uint32_t> values_;
+  std::vector<Value> values_;
   std::size_t mask_ = 0;
   unsigned shift_ = 0;
   std::size_t count_ = 0;
 };
+
+using AddressMap = BasicAddressMap<std::uint32_t>;
 
 }  // namespace alloclab::detail

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include <zstd.h>
 #include <nlohmann/json.hpp>
 
 #include "alloclab/trace/trace.hpp"
@@ -16,10 +17,17 @@ namespace alloclab::detail {
 // "tool_version" to the metadata.
 std::vector<std::uint8_t> build_alt_header(const nlohmann::json& metadata);
 
-// Buffers reused from chunk to chunk.
+// Buffers and state reused from chunk to chunk of one file.
 struct ChunkScratch {
+  ChunkScratch();
+  ~ChunkScratch();
+  ChunkScratch(const ChunkScratch&) = delete;
+  ChunkScratch& operator=(const ChunkScratch&) = delete;
+
   std::vector<std::uint8_t> raw;
   StackCursor written;  // frames and stacks already defined by earlier chunks of the file
+  AddressMap live_ordinal;
+  ZSTD_CCtx* zstd;  // a context per call would be allocated and set up for every chunk
 };
 
 // Events [begin, end) of `trace` as one complete chunk (header + zstd payload) in `out`, ready

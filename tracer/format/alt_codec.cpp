@@ -63,24 +63,50 @@ unsigned common_time_shift(const Trace& trace, std::size_t begin, std::size_t en
   return bits == 0 ? 0 : static_cast<unsigned>(std::countr_zero(bits));
 }
 
+// Writes the per-event columns straight into memory reserved for their worst case: a vector's
+// capacity check per byte costs as much as the encoding itself.
+class ColumnWriter {
+ public:
+  ColumnWriter(std::vector<std::uint8_t>& out, std::size_t max_bytes)
+      : out_(out), start_(out.size()) {
+    out.resize(start_ + max_bytes);
+    p_ = out.data() + start_;
+  }
+  ~ColumnWriter() { out_.resize(static_cast<std::size_t>(p_ - out_.data())); }
+  ColumnWriter(const ColumnWriter&) = delete;
+  ColumnWriter& operator=(const ColumnWriter&) = delete;
+
+  [[gnu::always_inline]] void put(std::uint64_t v) {
+    while (v >= 0x80) {
+      *p_++ = static_cast<std::uint8_t>(v | 0x80);
+      v >>= 7;
+    }
+    *p_++ = static_cast<std::uint8_t>(v);
+  }
+
+ private:
+  std::vector<std::uint8_t>& out_;
+  std::size_t start_;
+  std::uint8_t* p_;
+};
+
+constexpr std::size_t max_varint_bytes = 10;
+
 }  // namespace
 
 void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackCursor& cursor,
-                  std::vector<std::uint8_t>& out) {
+                  std::vector<std::uint8_t>& out, AddressMap& live_ordinal) {
   out.clear();
   const std::size_t n = end - begin;
-  out.reserve(n * 12);  // typical encoded size, so the columns rarely reallocate
 
   std::vector<std::uint16_t> global_to_local(trace.origins().size(), 0xFFFF);
   std::vector<std::uint16_t> local_origins;
-  std::vector<std::uint32_t> local_index(n);
   for (std::size_t i = begin; i < end; ++i) {
-    std::uint16_t g = trace.origin_index(i);
+    const std::uint16_t g = trace.origin_index(i);
     if (global_to_local[g] == 0xFFFF) {
       global_to_local[g] = static_cast<std::uint16_t>(local_origins.size());
       local_origins.push_back(g);
     }
-    local_index[i - begin] = global_to_local[g];
   }
   put_varint(out, local_origins.size());
   for (std::uint16_t g : local_origins) {
@@ -90,58 +116,62 @@ void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackC
     put_varint(out, o.stream);
   }
 
-  std::vector<std::size_t> labelled;
-  for (std::size_t i = begin; i < end; ++i)
-    if (!trace.label(i).empty()) labelled.push_back(i);
+  const auto labelled = trace.labelled_events(begin, end);
   put_varint(out, labelled.size());
   std::size_t previous_label = begin;
-  for (std::size_t i : labelled) {
-    std::string_view text = trace.label(i);
+  for (const auto& [i, text] : labelled) {
     put_varint(out, i - previous_label);
     previous_label = i;
-    put_varint(out, text.size());
-    out.insert(out.end(), text.begin(), text.end());
+    put_text(out, text);
   }
 
   encode_stack_tables(trace, begin, end, cursor, out);
   const unsigned shift = common_time_shift(trace, begin, end);
   put_varint(out, shift);
 
-  for (std::size_t i = begin; i < end; ++i) put_varint(out, trace.raw_attrs(i));
-  for (std::size_t k = 0; k < n; ++k) put_varint(out, local_index[k]);
-  std::uint64_t previous_time = 0;
-  for (std::size_t i = begin; i < end; ++i) {
-    const std::uint64_t t = trace.time_ns(i) >> shift;
-    put_varint(out, zigzag(static_cast<std::int64_t>(t - previous_time)));
-    previous_time = t;
+  {
+    // attrs (< 2^14: two bytes at most) and chunk-local origins (< 2^16: three at most).
+    ColumnWriter column(out, n * (2 + 3));
+    for (std::size_t i = begin; i < end; ++i) column.put(trace.raw_attrs(i));
+    for (std::size_t i = begin; i < end; ++i) column.put(global_to_local[trace.origin_index(i)]);
   }
-  for (std::size_t i = begin; i < end; ++i) put_varint(out, trace.size_of(i));
+  {
+    ColumnWriter column(out, n * 2 * max_varint_bytes);
+    std::uint64_t previous_time = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::uint64_t t = trace.time_ns(i) >> shift;
+      column.put(zigzag(static_cast<std::int64_t>(t - previous_time)));
+      previous_time = t;
+    }
+    for (std::size_t i = begin; i < end; ++i) column.put(trace.size_of(i));
+  }
 
   // address -> alloc ordinal (a chunk holds < 2^32 events). AddressMap cannot hold address 0:
   // a block there is simply never back-referenced, its free is delta-coded like any other.
-  AddressMap live_ordinal;
+  live_ordinal.clear();
+  ColumnWriter column(out, n * 2 * max_varint_bytes);
   std::uint64_t allocs = 0;
   std::uint64_t previous_address = 0;
   for (std::size_t i = begin; i < end; ++i) {
     const Op op = trace.op(i);
     const std::uint64_t address = trace.address(i);
     if (!is_memory_op(op)) {
-      put_varint(out, address);
+      column.put(address);
       continue;
     }
     if (op == Op::free && address != 0) {
       if (const std::uint32_t* ordinal = live_ordinal.find(address)) {
-        put_varint(out, ((allocs - *ordinal) << 1) | 1);
+        column.put(((allocs - *ordinal) << 1) | 1);
         live_ordinal.erase(address);
         continue;
       }
     }
     const std::uint64_t zz = zigzag(static_cast<std::int64_t>(address - previous_address));
     if (zz < small_delta_limit) {
-      put_varint(out, (zz + 1) << 1);
+      column.put((zz + 1) << 1);
     } else {
-      put_varint(out, 0);
-      put_varint(out, zz);
+      column.put(0);
+      column.put(zz);
     }
     previous_address = address;
     if (op == Op::alloc) {

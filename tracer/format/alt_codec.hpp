@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "address_map.hpp"
 #include "alloclab/trace/trace.hpp"
 
 namespace alloclab::detail {
@@ -39,8 +40,9 @@ struct StackCursor {
 
 // Encodes in the current format version (alt_format_version); also writes the frame and stack
 // definitions past `cursor` and advances it.
+// `live_ordinal` is scratch, reused from chunk to chunk.
 void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackCursor& cursor,
-                  std::vector<std::uint8_t>& out);
+                  std::vector<std::uint8_t>& out, AddressMap& live_ordinal);
 
 // Buffers reused from chunk to chunk.
 struct DecodeScratch {

@@ -32,7 +32,7 @@ int move_high(int fd) {
 
 AltStreamWriter::AltStreamWriter(const std::string& path, const nlohmann::json& metadata,
                                  const AltWriteOptions& options)
-    : path_(path), options_(options) {
+    : path_(path), options_(options), scratch_(std::make_unique<detail::ChunkScratch>()) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) fail("cannot create", path, errno);
   fd_ = move_high(fd);
@@ -67,11 +67,7 @@ void AltStreamWriter::close() {
 
 void AltStreamWriter::append_chunk(const Trace& trace, std::size_t begin, std::size_t end) {
   if (begin >= end) return;
-  detail::ChunkScratch scratch{std::move(raw_), {frames_written_, stacks_written_}};
-  detail::build_alt_chunk(trace, begin, end, options_.zstd_level, scratch, chunk_);
-  raw_ = std::move(scratch.raw);
-  frames_written_ = scratch.written.frames;
-  stacks_written_ = scratch.written.stacks;
+  detail::build_alt_chunk(trace, begin, end, options_.zstd_level, *scratch_, chunk_);
   const std::uint64_t before = bytes_written_;
   try {
     write_all(chunk_.data(), chunk_.size());

@@ -71,16 +71,25 @@ std::vector<std::uint8_t> build_alt_header(const nlohmann::json& metadata_in) {
   return header;
 }
 
+ChunkScratch::ChunkScratch() : zstd(ZSTD_createCCtx()) {
+  if (!zstd) throw std::bad_alloc();
+}
+
+ChunkScratch::~ChunkScratch() {
+  ZSTD_freeCCtx(zstd);
+}
+
 void build_alt_chunk(const Trace& trace, std::size_t begin, std::size_t end, int zstd_level,
                      ChunkScratch& scratch, std::vector<std::uint8_t>& out) {
   if (end < begin || end - begin > alt_max_chunk_events)
     throw std::invalid_argument("an .alt chunk holds at most " +
                                 std::to_string(alt_max_chunk_events) + " events");
-  encode_chunk(trace, begin, end, scratch.written, scratch.raw);
+  encode_chunk(trace, begin, end, scratch.written, scratch.raw, scratch.live_ordinal);
   out.resize(alt_chunk_header_bytes + ZSTD_compressBound(scratch.raw.size()));
   std::uint8_t* payload = out.data() + alt_chunk_header_bytes;
-  const std::size_t stored_size = ZSTD_compress(payload, out.size() - alt_chunk_header_bytes,
-                                                scratch.raw.data(), scratch.raw.size(), zstd_level);
+  const std::size_t stored_size =
+      ZSTD_compressCCtx(scratch.zstd, payload, out.size() - alt_chunk_header_bytes,
+                        scratch.raw.data(), scratch.raw.size(), zstd_level);
   if (ZSTD_isError(stored_size))
     throw std::runtime_error(std::string("zstd: ") + ZSTD_getErrorName(stored_size));
   out.resize(alt_chunk_header_bytes + stored_size);

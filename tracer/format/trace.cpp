@@ -210,6 +210,14 @@ std::string_view Trace::label(std::size_t i) const {
   return it != labels_.end() && it->first == i ? std::string_view(it->second) : std::string_view();
 }
 
+std::span<const std::pair<std::uint64_t, std::string>> Trace::labelled_events(
+    std::size_t begin, std::size_t end) const {
+  const auto before = [](const auto& entry, std::size_t index) { return entry.first < index; };
+  const auto first = std::lower_bound(labels_.begin(), labels_.end(), begin, before);
+  const auto last = std::lower_bound(first, labels_.end(), end, before);
+  return {first, last};
+}
+
 Event Trace::event(std::size_t i) const {
   Event e;
   e.time_ns = time_ns(i);

@@ -109,9 +109,11 @@ void* traced_realloc(void* old, std::size_t size, Call&& call) {
   }
   complete_record(freed, op_free, kind_host, reinterpret_cast<std::uintptr_t>(old), 0, 0);
   if (big_enough(p)) {
-    const Pending made = begin_record();
-    complete_record(made, op_alloc, kind_host, reinterpret_cast<std::uintptr_t>(p), size, 0,
-                    p != old ? flag_realloc_new : 0, freed.record ? freed.seq : 0);
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    if (p != old && freed.record)
+      complete_moved_realloc(begin_record_pair(), address, size, freed.seq);
+    else
+      complete_record(begin_record(), op_alloc, kind_host, address, size, 0);
   }
   return p;
 }

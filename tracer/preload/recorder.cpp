@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "clock.hpp"
@@ -66,16 +67,16 @@ Buffer* take_spare() {
 // pending stores (the previous record) need not drain here. The locked sequence-number
 // increment that follows orders this store before the number (x86-TSO), which is what the
 // writer relies on (recorder.hpp).
-std::uint32_t reserve_slot(std::atomic<std::uint32_t>& reserved) {
+std::uint32_t reserve_slot(std::atomic<std::uint32_t>& reserved, std::uint32_t count) {
 #if defined(__x86_64__)
-  std::uint32_t slot = 1;
+  std::uint32_t slot = count;
   asm volatile("xaddl %0, %1"
                : "+r"(slot), "+m"(*reinterpret_cast<std::uint32_t*>(&reserved))
                :
                : "memory");
   return slot;
 #else
-  return reserved.fetch_add(1, std::memory_order_seq_cst);
+  return reserved.fetch_add(count, std::memory_order_seq_cst);
 #endif
 }
 
@@ -116,9 +117,7 @@ Buffer* acquire_buffer(Buffer* full) {
 }  // namespace
 
 void recycle_buffer(Buffer* b) {
-  const std::uint32_t used = std::min(b->reserved.load(std::memory_order_relaxed), buffer_records);
-  for (std::uint32_t i = 0; i < used; ++i)
-    b->records[i].seq_plus1.store(0, std::memory_order_relaxed);
+  b->floor = g.seq.load(std::memory_order_seq_cst);
   b->reserved.store(0, std::memory_order_relaxed);
   b->abandoned.store(false, std::memory_order_relaxed);
   b->consumed = 0;
@@ -165,7 +164,10 @@ void raw_unmap(void* p, std::size_t bytes) {
   ::syscall(SYS_munmap, p, bytes);
 }
 
-Pending begin_record() {
+namespace {
+
+// Reserves `count` adjacent slots of this thread's buffer under one new sequence number.
+Pending begin_slots(std::uint32_t count) {
   ++t_depth;
   Buffer* b = t_buffer.load(std::memory_order_relaxed);
   for (;;) {
@@ -173,14 +175,22 @@ Pending begin_record() {
       b = acquire_buffer(nullptr);
       if (!b) break;
     }
-    const std::uint32_t slot = reserve_slot(b->reserved);
-    if (slot < buffer_records) {
+    const std::uint32_t slot = reserve_slot(b->reserved, count);
+    if (slot + count <= buffer_records) {
       // The next records' cache lines are fetched while the program runs on, not when the
       // next event stores into them.
-      __builtin_prefetch(&b->records[slot + 4], 1, 3);
+      __builtin_prefetch(&b->records[slot + 64], 1, 3);
       const std::uint64_t seq = g.seq.fetch_add(1, std::memory_order_seq_cst);
       --t_depth;
       return Pending{&b->records[slot], seq, g_stack_depth ? frame_slots(b, slot) : nullptr};
+    }
+    // A pair that does not fit: the last slot was reserved all the same and the writer waits
+    // for every reserved slot, so it is completed as nothing.
+    if (slot < buffer_records) {
+      Record& left = b->records[slot];
+      left.size_op = pack_size_op(0, op_skip, 0, 0);
+      left.seq_plus1.store(g.seq.fetch_add(1, std::memory_order_seq_cst) + 1,
+                           std::memory_order_release);
     }
     b = acquire_buffer(b);
     if (!b) break;
@@ -190,22 +200,48 @@ Pending begin_record() {
   return Pending{nullptr, 0};
 }
 
+// log2 + 1 of the alignment, rounded up to a power of two (aligned_alloc accepts any).
+std::uint64_t alignment_code(std::uint64_t alignment) {
+  return alignment ? static_cast<std::uint64_t>(std::bit_width(alignment - 1)) + 1 : 0;
+}
+
+// Return addresses are never 0: a shorter stack ends with one.
+void store_stack(const Pending& pending) {
+  const int depth = capture_stack(pending.frames);
+  if (depth < g_stack_depth) pending.frames[depth] = 0;
+}
+
+}  // namespace
+
+Pending begin_record() {
+  return begin_slots(1);
+}
+
+Pending begin_record_pair() {
+  return begin_slots(2);
+}
+
 void complete_record(const Pending& pending, std::uint8_t op, std::uint8_t kind,
                      std::uint64_t address, std::uint64_t size, std::uint64_t alignment,
-                     std::uint8_t flags, std::uint64_t pair_seq) {
+                     std::uint8_t flags) {
   Record* r = pending.record;
   if (!r) return;
   r->ticks = now_ticks();
-  r->address = address;
-  r->size = size;
-  r->pair_seq = pair_seq;
-  r->alignment = static_cast<std::uint32_t>(alignment);
-  r->op = op;
-  r->kind = kind;
-  r->flags = flags;
-  r->depth =
-      pending.frames && op == 0 ? static_cast<std::uint8_t>(capture_stack(pending.frames)) : 0;
+  r->address_align = address | alignment_code(alignment) << field_bits;
+  r->size_op = pack_size_op(size, op, kind, flags);
+  if (pending.frames && op == 0) store_stack(pending);
   r->seq_plus1.store(pending.seq + 1, std::memory_order_release);
+}
+
+void complete_moved_realloc(const Pending& pending, std::uint64_t address, std::uint64_t size,
+                            std::uint64_t free_seq) {
+  Record* r = pending.record;
+  if (!r) return;
+  Record& pair = r[1];
+  pair.address_align = free_seq;
+  pair.size_op = pack_size_op(0, op_pair, 0, 0);
+  pair.seq_plus1.store(pending.seq + 1, std::memory_order_release);
+  complete_record(pending, 0, 0, address, size, 0, flag_realloc_new);
 }
 
 void record_event(std::uint8_t op, std::uint8_t kind, std::uint64_t address, std::uint64_t size,

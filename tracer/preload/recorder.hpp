@@ -9,39 +9,67 @@
 //
 // Completion protocol (what the writer may read): a thread reserves a slot with an atomic
 // fetch_add on its buffer's `reserved` counter, takes a sequence number, fills the record and
-// finally stores seq + 1 into `seq_plus1` with release. A slot whose seq_plus1 is 0 is in
-// flight. Because the slot is reserved before the sequence number is taken, every sequence
-// number below a value S read by the writer belongs to a slot already reserved when the writer
-// then reads `reserved`. A signal handler that allocates on the same thread simply reserves the
-// next slot; the interrupted record completes when the handler returns.
+// finally stores seq + 1 into `seq_plus1` with release. A slot whose seq_plus1 is not above its
+// buffer's `floor` is in flight. Because the slot is reserved before the sequence number is taken,
+// every sequence number below a value S read by the writer belongs to a slot already reserved when
+// the writer then reads `reserved`. A signal handler that allocates on the same thread simply
+// reserves the next slot; the interrupted record completes when the handler returns.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
 namespace alloclab::preload {
 
-// Ops beyond alloclab::Op: a slot whose operation turned out not to happen (a failed realloc).
-inline constexpr std::uint8_t op_skip = 0xFF;
-inline constexpr std::uint8_t flag_realloc_new =
-    1;  // alloc(new) of a realloc; pair_seq is its free
+// Ops beyond alloclab::Op: a slot whose operation turned out not to happen (a failed realloc),
+// and the companion of a moved realloc's alloc(new), reserved with it in the next slot, whose
+// address field holds the sequence number of the realloc's free(old).
+inline constexpr std::uint8_t op_skip = 7;
+inline constexpr std::uint8_t op_pair = 6;
+inline constexpr std::uint8_t flag_realloc_new = 1;  // alloc(new) of a realloc that moved
+
+// Two records per cache line: the program writes every byte of them and the writer thread reads
+// them from another core, so their size is most of the tracer's memory traffic. User space is
+// below 2^56 bytes (even with 5-level page tables), so a size or an address leaves the top byte
+// free for the rest of the event.
+inline constexpr unsigned field_bits = 56;
+inline constexpr std::uint64_t field_mask = (std::uint64_t{1} << field_bits) - 1;
 
 struct Record {
   std::atomic<std::uint64_t> seq_plus1;
-  std::uint64_t ticks;    // clock.hpp: converted to nanoseconds by the writer
-  std::uint64_t address;  // markers: index into the label ring
-  std::uint64_t size;
-  std::uint64_t pair_seq;  // flag_realloc_new: the sequence number of free(old)
-  std::uint32_t alignment;
-  std::uint8_t op;
-  std::uint8_t kind;
-  std::uint8_t flags;
-  std::uint8_t depth;  // --stacks: return addresses stored in this record's frame slots
+  std::uint64_t ticks;  // clock.hpp: converted to nanoseconds by the writer
+  // address | alignment code << 56 (0: none, else log2 + 1). Markers: index into the label ring.
+  std::uint64_t address_align;
+  std::uint64_t size_op;  // size | op << 56 | kind << 59 | flags << 62
 };
+static_assert(sizeof(Record) == 32);
+
+inline std::uint64_t pack_size_op(std::uint64_t size, std::uint8_t op, std::uint8_t kind,
+                                  std::uint8_t flags) {
+  return (size & field_mask) | std::uint64_t{op} << 56 | std::uint64_t{kind} << 59 |
+         std::uint64_t{flags} << 62;
+}
+inline std::uint64_t record_size(std::uint64_t size_op) {
+  return size_op & field_mask;
+}
+inline std::uint8_t record_op(std::uint64_t size_op) {
+  return static_cast<std::uint8_t>(size_op >> 56 & 7);
+}
+inline std::uint8_t record_kind(std::uint64_t size_op) {
+  return static_cast<std::uint8_t>(size_op >> 59 & 7);
+}
+inline std::uint8_t record_flags(std::uint64_t size_op) {
+  return static_cast<std::uint8_t>(size_op >> 62);
+}
 
 inline constexpr std::uint32_t buffer_records = 65536;
 
 struct Buffer {
   std::atomic<std::uint32_t> reserved;
+  // Slots keep their old contents when a buffer is reused (clearing them would pull every line
+  // into the writer's cache, and the program would then fetch them back one by one): a slot is
+  // complete once its seq_plus1 is above `floor`, the sequence counter when the buffer was
+  // recycled, which every number taken since exceeds.
+  std::uint64_t floor;
   std::atomic<bool> abandoned;  // its thread moved on (buffer full) or exited
   std::uint32_t consumed;       // writer only: slots below this were collected
   std::uint64_t thread;         // kernel thread id of the owner
@@ -110,9 +138,15 @@ struct Pending {
   std::uint64_t* frames = nullptr;  // the record's frame slots, with --stacks
 };
 Pending begin_record();
+// Two adjacent slots under one sequence number: a moved realloc's alloc(new) and its op_pair
+// companion (the writer finds the companion right after the record, in the same flush).
+Pending begin_record_pair();
 void complete_record(const Pending& pending, std::uint8_t op, std::uint8_t kind,
                      std::uint64_t address, std::uint64_t size, std::uint64_t alignment,
-                     std::uint8_t flags = 0, std::uint64_t pair_seq = 0);
+                     std::uint8_t flags = 0);
+// Completes both slots of begin_record_pair: alloc(new) of a moved realloc.
+void complete_moved_realloc(const Pending& pending, std::uint64_t address, std::uint64_t size,
+                            std::uint64_t free_seq);
 // One-step form for events whose order point is "now".
 void record_event(std::uint8_t op, std::uint8_t kind, std::uint64_t address, std::uint64_t size,
                   std::uint64_t alignment);

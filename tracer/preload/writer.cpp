@@ -37,18 +37,20 @@
 namespace alloclab::preload {
 namespace {
 
+// A record copied out of its buffer (which is then free for reuse), packed as in Record.
 struct Item {
   std::uint64_t seq;
   std::uint64_t ticks;
-  std::uint64_t address;
-  std::uint64_t size;
-  std::uint64_t pair_seq;
-  std::uint64_t thread;
-  std::uint32_t alignment;
-  std::uint8_t op;
-  std::uint8_t kind;
-  std::uint8_t flags;
-  std::uint32_t stack = 0;  // id in g_trace's stack table, 0 for none
+  std::uint64_t address_align;
+  std::uint64_t size_op;
+  std::uint32_t stack;  // id in g_trace's stack table, 0 for none
+  std::uint16_t origin;
+};
+
+// A moved realloc: alloc(new) (sequence number `made`) belongs before free(old) (`freed`).
+struct MovedRealloc {
+  std::uint64_t made;
+  std::uint64_t freed;
 };
 
 // Writer state: used only under g_flush_lock.
@@ -62,6 +64,7 @@ TickConverter g_clock;
 // allocates) and never destroyed: the final flush runs after static destructors.
 // A forked child drops these (they describe the parent's file) and starts new ones.
 std::vector<Item>* g_items = nullptr;
+std::vector<MovedRealloc>* g_moved = nullptr;
 Trace* g_batch = nullptr;
 StackInterner* g_interner = nullptr;
 Trace& batch() {
@@ -98,13 +101,20 @@ void sleep_ms(long ms) {
 // Waits until a reserved slot is complete. Slots complete within a few instructions of being
 // reserved, so a normal flush waits as long as it takes; a final or crash flush gives up after
 // `patience` so a thread that died (or was interrupted for good) mid-record cannot hang it.
-bool wait_complete(const Record& r, bool bounded) {
-  for (long spin = 0; r.seq_plus1.load(std::memory_order_acquire) == 0; ++spin) {
+bool wait_complete(const Record& r, std::uint64_t floor, bool bounded) {
+  for (long spin = 0; r.seq_plus1.load(std::memory_order_acquire) <= floor; ++spin) {
     if (spin < 1000) continue;
     if (bounded && spin > 1000 + 100) return false;  // ~100 ms
     sleep_ms(1);
   }
   return true;
+}
+
+// Frames of an alloc record: up to g_stack_depth, ended early by a 0.
+int stack_depth_of(const std::uint64_t* frames) {
+  int depth = 0;
+  while (depth < g_stack_depth && frames[depth] != 0) ++depth;
+  return depth;
 }
 
 void adopt_new_buffers() {
@@ -145,8 +155,10 @@ void merge_runs(std::vector<Item>& items, std::vector<std::size_t>& bounds) {
   }
 }
 
-// Collects the records with g_emitted_below <= seq < S, in sequence order.
-void collect(std::uint64_t S, bool bounded, std::vector<Item>& items) {
+// Collects the records with g_emitted_below <= seq < S, in sequence order, and the moved
+// reallocs among them.
+void collect(std::uint64_t S, bool bounded, std::vector<Item>& items,
+             std::vector<MovedRealloc>& moved) {
   adopt_new_buffers();
   // Each buffer's records are (almost always) in sequence order already: its thread takes
   // increasing numbers. Merging those runs costs far less than sorting everything.
@@ -157,10 +169,11 @@ void collect(std::uint64_t S, bool bounded, std::vector<Item>& items) {
     const bool abandoned = b->abandoned.load(std::memory_order_acquire);
     const std::uint32_t reserved =
         std::min(b->reserved.load(std::memory_order_seq_cst), buffer_records);
+    const std::uint16_t origin = batch().add_origin(Origin{b->thread, cpu_device, 0});
     std::uint32_t first_left = reserved;
     for (std::uint32_t i = b->consumed; i < reserved; ++i) {
       const Record& r = b->records[i];
-      if (!wait_complete(r, bounded)) {
+      if (!wait_complete(r, b->floor, bounded)) {
         if (first_left == reserved) first_left = i;
         break;
       }
@@ -170,11 +183,19 @@ void collect(std::uint64_t S, bool bounded, std::vector<Item>& items) {
         continue;
       }
       if (seq < g_emitted_below) continue;  // left behind by an earlier pass, already written
-      items.push_back(Item{seq, r.ticks, r.address, r.size, r.pair_seq, b->thread, r.alignment,
-                           r.op, r.kind, r.flags});
+      const std::uint8_t op = record_op(r.size_op);
+      if (op == op_pair) {  // reserved with the alloc just before it: same seq, same pass
+        moved.push_back(MovedRealloc{seq, r.address_align});
+        continue;
+      }
+      if (op == op_skip) continue;
+      items.push_back(Item{seq, r.ticks, r.address_align, r.size_op, 0, origin});
       // Frames are read now: the buffer may be reused once collected.
-      if (r.depth)
-        items.back().stack = stack_interner().intern(frame_slots(b, i), r.depth, batch());
+      if (g_stack_depth && op == static_cast<std::uint8_t>(Op::alloc)) {
+        const std::uint64_t* frames = frame_slots(b, i);
+        if (const int depth = stack_depth_of(frames))
+          items.back().stack = stack_interner().intern(frames, depth, batch());
+      }
     }
     b->consumed = first_left;
     if (abandoned && b->consumed == reserved) {
@@ -191,27 +212,24 @@ void collect(std::uint64_t S, bool bounded, std::vector<Item>& items) {
 // A realloc that moved was recorded free(old) then alloc(new) (the only safe order to take
 // the numbers in). The replay model wants alloc(new) first; move it up unless an event in
 // between touched the new address (then the recorded order is the true one).
-void order_moved_reallocs(std::vector<Item>& items) {
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    const Item& made = items[i];
-    if (!(made.flags & flag_realloc_new) || made.pair_seq >= made.seq) continue;
-    auto it = std::lower_bound(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(i),
-                               made.pair_seq,
-                               [](const Item& a, std::uint64_t seq) { return a.seq < seq; });
-    if (it == items.begin() + static_cast<std::ptrdiff_t>(i) || it->seq != made.pair_seq) continue;
+void order_moved_reallocs(std::vector<Item>& items, const std::vector<MovedRealloc>& moved) {
+  const auto by_seq = [](const Item& a, std::uint64_t seq) { return a.seq < seq; };
+  for (const MovedRealloc& m : moved) {
+    const auto made = std::lower_bound(items.begin(), items.end(), m.made, by_seq);
+    if (made == items.end() || made->seq != m.made) continue;
+    const auto freed = std::lower_bound(items.begin(), made, m.freed, by_seq);
+    if (freed == made || freed->seq != m.freed) continue;
+    const std::uint64_t address = made->address_align & field_mask;
     bool touched = false;
-    for (auto between = it + 1; between != items.begin() + static_cast<std::ptrdiff_t>(i);
-         ++between)
-      touched |=
-          between->op <= static_cast<std::uint8_t>(Op::free) && between->address == made.address;
-    if (!touched)
-      std::rotate(it, items.begin() + static_cast<std::ptrdiff_t>(i),
-                  items.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    for (auto between = freed + 1; between != made; ++between)
+      touched |= record_op(between->size_op) <= static_cast<std::uint8_t>(Op::free) &&
+                 (between->address_align & field_mask) == address;
+    if (!touched) std::rotate(freed, made, made + 1);
   }
 }
 
 std::string label_of(const Item& item) {
-  const LabelSlot& slot = g.labels[item.address % label_slots];
+  const LabelSlot& slot = g.labels[(item.address_align & field_mask) % label_slots];
   if (slot.seq_plus1.load(std::memory_order_acquire) != item.seq + 1) return "(label lost)";
   char text[label_bytes];
   std::memcpy(text, slot.text, label_bytes);
@@ -221,28 +239,29 @@ std::string label_of(const Item& item) {
   return text;
 }
 
-std::uint64_t power_of_two_at_least(std::uint64_t v) {
-  std::uint64_t p = 1;
-  while (p < v) p <<= 1;
-  return p;
-}
-
 void write_items(const std::vector<Item>& items) {
   Trace& trace = batch();
   trace.clear_events();
-  trace.reserve(items.size());
-  for (const Item& item : items) {
-    if (item.op > static_cast<std::uint8_t>(Op::mark)) continue;  // op_skip
-    const Op op = static_cast<Op>(item.op);
-    const bool marker = op != Op::alloc && op != Op::free;
-    const std::uint16_t origin = trace.add_origin(Origin{item.thread, cpu_device, 0});
-    const std::uint64_t alignment = item.alignment ? power_of_two_at_least(item.alignment) : 0;
-    const std::uint16_t attrs =
-        Trace::pack_attrs(op, static_cast<MemoryKind>(item.kind), alignment, false);
-    trace.append_raw(g_clock.to_ns(item.ticks), marker ? 0 : item.address, item.size, origin,
-                     attrs);
-    if (marker && op != Op::run_end) trace.set_label(trace.size() - 1, label_of(item));
-    if (item.stack) trace.set_stack_id(trace.size() - 1, item.stack);
+  const Trace::NewColumns col = trace.extend(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const Item& item = items[i];
+    const std::uint8_t op = record_op(item.size_op);
+    const bool marker = op > static_cast<std::uint8_t>(Op::free);
+    col.time_ns[i] = g_clock.to_ns(item.ticks);
+    col.address[i] = marker ? 0 : item.address_align & field_mask;
+    const std::uint64_t size = record_size(item.size_op);
+    if (size < Trace::big_size_marker) {
+      col.size32[i] = static_cast<std::uint32_t>(size);
+    } else {
+      col.size32[i] = Trace::big_size_marker;
+      trace.set_big_size(i, size);
+    }
+    col.origin[i] = item.origin;
+    // The .alt attrs (Trace::pack_attrs): op | kind << 3 | alignment code << 6.
+    col.attrs[i] = static_cast<std::uint16_t>(op | record_kind(item.size_op) << 3 |
+                                              (item.address_align >> field_bits) << 6);
+    if (marker && op != static_cast<std::uint8_t>(Op::run_end)) trace.set_label(i, label_of(item));
+    if (item.stack) trace.set_stack_id(i, item.stack);
   }
   if (g_writer && !g_write_failed) g_writer->append(trace);
 }
@@ -268,15 +287,18 @@ void flush_locked(bool bounded) {
     // destroyed: the final flush runs after static destructors. Not a function-local static: a
     // fork during its first initialisation would leave the child's writer waiting on the guard.
     if (!g_items) g_items = new std::vector<Item>();
+    if (!g_moved) g_moved = new std::vector<MovedRealloc>();
     std::vector<Item>& items = *g_items;
+    std::vector<MovedRealloc>& moved = *g_moved;
     items.clear();
+    moved.clear();
     const std::uint64_t S = g.seq.load(std::memory_order_seq_cst);
     // Also after a failure: the buffers must still be emptied and given back.
-    collect(S, bounded, items);
+    collect(S, bounded, items, moved);
     g_emitted_below = S;
     if (g_write_failed) return;
     g_clock.calibrate();
-    order_moved_reallocs(items);
+    order_moved_reallocs(items, moved);
     write_items(items);
   } catch (const std::exception& e) {
     stop_writing(e.what());
@@ -440,6 +462,7 @@ void fork_child() {
   g.dropped.store(0);
   g_writer = nullptr;  // the parent's: left alone (its descriptor closes at exec: O_CLOEXEC)
   g_items = nullptr;
+  g_moved = nullptr;
   g_batch = nullptr;
   g_interner = nullptr;
   g_write_failed = false;

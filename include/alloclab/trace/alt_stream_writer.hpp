@@ -8,6 +8,7 @@
 // descriptor still names the file it created and otherwise reopens the path for appending.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@
 #include "alloclab/trace/trace.hpp"
 
 namespace alloclab {
+namespace detail {
+struct ChunkScratch;
+}
 
 class AltStreamWriter {
  public:
@@ -54,12 +58,11 @@ class AltStreamWriter {
   std::uint64_t bytes_written_ = 0;
   std::uint64_t chunks_written_ = 0;
   std::uint64_t reopens_ = 0;
-  std::vector<std::uint8_t> raw_;
+  // Encoding buffers, and how many frames and stacks of the traces passed in the file already
+  // defines: a caller appends batches of one growing table (Trace::clear_events keeps it), each
+  // definition written once.
+  std::unique_ptr<detail::ChunkScratch> scratch_;
   std::vector<std::uint8_t> chunk_;
-  // Frames and stacks of the traces passed in that the file already defines: a caller appends
-  // batches of one growing table (Trace::clear_events keeps it), each definition written once.
-  std::size_t frames_written_ = 0;
-  std::size_t stacks_written_ = 0;
 };
 
 }  // namespace alloclab

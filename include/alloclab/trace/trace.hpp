@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -75,6 +76,9 @@ class Trace {
   DeviceId device(std::size_t i) const { return origin(i).device; }
   std::uint64_t stream(std::size_t i) const { return origin(i).stream; }
   std::string_view label(std::size_t i) const;
+  // The (event index, label) entries of events [begin, end), in event order.
+  std::span<const std::pair<std::uint64_t, std::string>> labelled_events(std::size_t begin,
+                                                                         std::size_t end) const;
 
   const std::vector<Origin>& origins() const { return origins_; }
 

@@ -1,9 +1,18 @@
-/* realloc chains that grow in place and move, realloc(NULL, n), realloc(p, 0), reallocarray. */
+/* realloc chains that grow in place and move, realloc(NULL, n), realloc(p, 0), reallocarray, and
+ * many moving reallocs across the tracer's buffer boundaries. */
 
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "torture.h"
+
+/* A block of a size class of its own, allocated and freed at once. */
+static unsigned long long separate(void) {
+  void* volatile s = malloc(1);
+  if (!s) abort();
+  free(s);
+  return 1;
+}
 
 int main(int argc, char** argv) {
   (void)argc;
@@ -39,6 +48,36 @@ int main(int argc, char** argv) {
       free(p);
       ++frees;
     }
+  }
+  alloclab_run_end();
+
+  /* Many reallocs that must move (the next chunk is in use), so that some moved realloc's
+   * alloc(new), which takes two adjacent slots of the tracer's buffer, meets the end of a
+   * buffer. About thirteen slots per round and buffers of 65,536 slots: the boundary falls on
+   * every position of the round within a few buffers. A small block allocated and freed at once
+   * keeps neighbouring events of two steps from looking like a realloc (markers would do, but
+   * this many would overrun the tracer's label ring). */
+  alloclab_run_begin("work");
+  for (int round = 0; round < 150000; ++round) {
+    char* p = malloc(64);
+    char* b = malloc(64);
+    if (!p || !b) return 1;
+    allocs += 2;
+    allocs += separate(), frees += 1;
+    uintptr_t before = (uintptr_t)p;
+    char* q = realloc(p, 4096);
+    if (!q) return 1;
+    ++allocs, ++frees;
+    if ((uintptr_t)q == before)
+      ++in_place;
+    else
+      ++moved;
+    q[4095] = 1;
+    allocs += separate(), frees += 1;
+    free(b);
+    free(q);
+    frees += 2;
+    allocs += separate(), frees += 1;
   }
   alloclab_run_end();
   torture_count(argv[1], "allocs", allocs);

@@ -142,29 +142,31 @@ TEST(RecordLifecycle, a_child_that_aborts_leaves_its_trace_up_to_the_abort) {
 
 TEST(RecordLifecycle, exec_in_place_flushes_first_and_follows_only_with_the_flag) {
   ALLOCLAB_SKIP_UNDER_ASAN();
-  for (const bool follow : {false, true}) {
-    ScratchDir dir;
-    const std::string trace = dir.file("t.alt");
-    const std::string counts = dir.file("c.txt");
-    const Recorded r = record(trace, std::string(TORTURE_EXEC) + " " + counts + " inplace", {},
-                              follow ? "--follow-exec" : "");
-    ASSERT_EQ(r.status, 0) << r.output;
-    const auto c = read_counts(counts);
-    const Loaded root = load(trace);
-    EXPECT_EQ(count_in_runs(root.trace, "before").allocs, c.at("before_allocs"));
-    EXPECT_EQ(count_in_runs(root.trace, "image").runs, 0u);
-    EXPECT_GT(c.at("image_allocs"), 0u);  // the new image ran
-    const auto others = other_traces(dir, trace);
-    if (!follow) {
-      EXPECT_TRUE(others.empty());
-      continue;
+  for (const std::string how : {"inplace", "inplace-at"})
+    for (const bool follow : {false, true}) {
+      SCOPED_TRACE(how + (follow ? " --follow-exec" : ""));
+      ScratchDir dir;
+      const std::string trace = dir.file("t.alt");
+      const std::string counts = dir.file("c.txt");
+      const Recorded r = record(trace, std::string(TORTURE_EXEC) + " " + counts + " " + how, {},
+                                follow ? "--follow-exec" : "");
+      ASSERT_EQ(r.status, 0) << r.output;
+      const auto c = read_counts(counts);
+      const Loaded root = load(trace);
+      EXPECT_EQ(count_in_runs(root.trace, "before").allocs, c.at("before_allocs"));
+      EXPECT_EQ(count_in_runs(root.trace, "image").runs, 0u);
+      EXPECT_GT(c.at("image_allocs"), 0u);  // the new image ran
+      const auto others = other_traces(dir, trace);
+      if (!follow) {
+        EXPECT_TRUE(others.empty());
+        continue;
+      }
+      const std::string pid = std::to_string(root.trace.metadata.value("pid", 0));
+      ASSERT_EQ(others, std::vector<std::string>{dir.file("t." + pid + ".alt")}) << r.output;
+      const Loaded image = load(others.front());
+      EXPECT_EQ(image.trace.metadata.value("image", ""), "exec");
+      EXPECT_EQ(count_in_runs(image.trace, "image").allocs, c.at("image_allocs"));
     }
-    const std::string pid = std::to_string(root.trace.metadata.value("pid", 0));
-    ASSERT_EQ(others, std::vector<std::string>{dir.file("t." + pid + ".alt")}) << r.output;
-    const Loaded image = load(others.front());
-    EXPECT_EQ(image.trace.metadata.value("image", ""), "exec");
-    EXPECT_EQ(count_in_runs(image.trace, "image").allocs, c.at("image_allocs"));
-  }
 }
 
 TEST(RecordLifecycle, fork_then_exec_gets_one_file_per_followed_image) {

@@ -48,11 +48,13 @@ using ExecveFn = int (*)(const char*, char* const[], char* const[]);
 using ExecvpeFn = int (*)(const char*, char* const[], char* const[]);
 using ExecvFn = int (*)(const char*, char* const[]);
 using FexecveFn = int (*)(int, char* const[], char* const[]);
+using ExecveatFn = int (*)(int, const char*, char* const[], char* const[], int);
 ExecveFn real_execve;
 ExecvpeFn real_execvpe;
 ExecvFn real_execv;
 ExecvFn real_execvp;
 FexecveFn real_fexecve;
+ExecveatFn real_execveat;  // glibc 2.34 and later
 
 }  // namespace
 
@@ -114,6 +116,7 @@ void resolve_exec_functions() {
   real_execv = reinterpret_cast<ExecvFn>(dlsym(RTLD_NEXT, "execv"));
   real_execvp = reinterpret_cast<ExecvFn>(dlsym(RTLD_NEXT, "execvp"));
   real_fexecve = reinterpret_cast<FexecveFn>(dlsym(RTLD_NEXT, "fexecve"));
+  real_execveat = reinterpret_cast<ExecveatFn>(dlsym(RTLD_NEXT, "execveat"));
 }
 
 FileSizeSignalBlock::FileSizeSignalBlock() {
@@ -195,6 +198,12 @@ ALLOCLAB_EXPORT int execvp(const char* file, char* const argv[]) {
 ALLOCLAB_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) {
   flush_before_exec();
   return real_fexecve ? real_fexecve(fd, argv, envp) : no_function();
+}
+
+ALLOCLAB_EXPORT int execveat(int dirfd, const char* path, char* const argv[], char* const envp[],
+                             int flags) {
+  flush_before_exec();
+  return real_execveat ? real_execveat(dirfd, path, argv, envp, flags) : no_function();
 }
 
 ALLOCLAB_EXPORT int execl(const char* path, const char* arg, ...) {

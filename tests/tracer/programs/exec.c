@@ -1,9 +1,12 @@
 /* exec: allocates in a run "before", then replaces itself with a new image of this program
- * ("inplace") or forks a child that does ("spawn"). The new image allocates in a run "image".
- * The exec follows the last allocation at once: only a flush before exec saves those events. */
+ * (with execl: "inplace"; with execveat: "inplace-at") or forks a child that does ("spawn").
+ * The new image allocates in a run "image". The exec follows the last allocation at once: only
+ * a flush before exec saves those events. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "torture.h"
 
@@ -26,6 +29,12 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 5000; ++i) free(torture_keep(malloc(100 + i % 100))), ++allocs;
   alloclab_run_end();
   torture_count(argv[1], "before_allocs", allocs);
+  if (argc > 2 && strcmp(argv[2], "inplace-at") == 0) {
+    char* const args[] = {argv[0], argv[1], (char*)"image", NULL};
+    extern char** environ;
+    execveat(AT_FDCWD, "/proc/self/exe", args, environ, 0);
+    return 1;
+  }
   if (!spawn) {
     execl("/proc/self/exe", argv[0], argv[1], "image", (char*)NULL);
     return 1;

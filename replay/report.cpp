@@ -1,7 +1,10 @@
 #include "alloclab/replay/report.hpp"
 
+#include <functional>
 #include <ostream>
+#include <string>
 #include <thread>
+#include <unordered_map>
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -53,23 +56,26 @@ nlohmann::json metrics_json(const Metrics& m) {
           {"failed_requests", m.failed_requests}};
 }
 
-nlohmann::json result_json(const StrategyResult& r) {
+nlohmann::json run_json(const RunMetrics& run) {
+  return {{"label", run.label},
+          {"requests", run.requests},
+          {"hits", run.hits},
+          {"hit_rate",
+           run.requests ? static_cast<double>(run.hits) / static_cast<double>(run.requests) : 0.0},
+          {"upstream_allocs", run.upstream_allocs},
+          {"upstream_frees", run.upstream_frees},
+          {"evictions", run.evictions},
+          {"peak_live_bytes", run.peak_live_bytes},
+          {"peak_reserved_bytes", run.peak_reserved_bytes},
+          {"slack_bytes", run.slack_bytes}};
+}
+
+nlohmann::json result_json(const StrategyResult& r, bool with_runs) {
   nlohmann::json out = {{"strategy", r.strategy}};
   out.update(metrics_json(r.metrics));
   nlohmann::json runs = nlohmann::json::array();
-  for (const RunMetrics& run : r.runs)
-    runs.push_back(
-        {{"label", run.label},
-         {"requests", run.requests},
-         {"hits", run.hits},
-         {"hit_rate",
-          run.requests ? static_cast<double>(run.hits) / static_cast<double>(run.requests) : 0.0},
-         {"upstream_allocs", run.upstream_allocs},
-         {"upstream_frees", run.upstream_frees},
-         {"evictions", run.evictions},
-         {"peak_live_bytes", run.peak_live_bytes},
-         {"peak_reserved_bytes", run.peak_reserved_bytes},
-         {"slack_bytes", run.slack_bytes}});
+  if (with_runs)
+    for (const RunMetrics& run : r.runs) runs.push_back(run_json(run));
   out["runs"] = std::move(runs);
   nlohmann::json series = {
       {"first_op", nlohmann::json::array()},     {"time_ns", nlohmann::json::array()},
@@ -234,24 +240,94 @@ nlohmann::json machine_json() {
           {"arch", name.machine}};
 }
 
-nlohmann::json make_report(const TraceSummary& trace, const std::vector<StrategyResult>& results,
-                           const ReportContext& context) {
+namespace {
+
+nlohmann::json report_json(const TraceSummary& trace, const std::vector<StrategyResult>& results,
+                           const ReportContext& context, bool with_runs) {
   nlohmann::json out = {{"schema_version", report_schema_version},
                         {"tool", {{"name", "alloclab"}, {"version", ALLOCLAB_VERSION}}},
                         {"machine", machine_json()},
                         {"mode", context.mode},
                         {"command_line", context.command_line},
                         {"partial", context.partial},
-                        {"trace", to_json(trace)}};
+                        {"trace", to_json(trace, with_runs)}};
   if (context.mode == "real") {
     out["upstream"] = context.upstream;
     out["touch"] = context.touch;
     out["timing_mode"] = context.timing;
   }
   nlohmann::json list = nlohmann::json::array();
-  for (const StrategyResult& r : results) list.push_back(result_json(r));
+  for (const StrategyResult& r : results) list.push_back(result_json(r, with_runs));
   out["results"] = std::move(list);
   return out;
+}
+
+// An array of the document that is written from a list, one entry made at a time.
+struct DeferredArray {
+  std::size_t size = 0;
+  std::function<nlohmann::json(std::size_t)> make;
+};
+using DeferredArrays = std::unordered_map<const nlohmann::json*, DeferredArray>;
+
+// nlohmann::json's pretty printer with an indent of one space (what `out << std::setw(1) << j`
+// does), except for the deferred arrays.
+void write_pretty(std::ostream& out, const nlohmann::json& j, std::size_t indent,
+                  const DeferredArrays& deferred) {
+  const std::string inner(indent + 1, ' ');
+  if (j.is_object()) {
+    if (j.empty()) {
+      out << "{}";
+      return;
+    }
+    out << "{\n";
+    std::size_t left = j.size();
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      out << inner << nlohmann::json(it.key()).dump() << ": ";
+      write_pretty(out, it.value(), indent + 1, deferred);
+      out << (--left ? ",\n" : "\n");
+    }
+    out << std::string(indent, ' ') << '}';
+    return;
+  }
+  if (!j.is_array()) {
+    out << j.dump();
+    return;
+  }
+  const auto found = deferred.find(&j);
+  const std::size_t size = found != deferred.end() ? found->second.size : j.size();
+  if (size == 0) {
+    out << "[]";
+    return;
+  }
+  out << "[\n";
+  for (std::size_t i = 0; i < size; ++i) {
+    out << inner;
+    if (found != deferred.end())
+      write_pretty(out, found->second.make(i), indent + 1, deferred);
+    else
+      write_pretty(out, j[i], indent + 1, deferred);
+    out << (i + 1 < size ? ",\n" : "\n");
+  }
+  out << std::string(indent, ' ') << ']';
+}
+
+}  // namespace
+
+nlohmann::json make_report(const TraceSummary& trace, const std::vector<StrategyResult>& results,
+                           const ReportContext& context) {
+  return report_json(trace, results, context, true);
+}
+
+void write_report(std::ostream& out, const TraceSummary& trace,
+                  const std::vector<StrategyResult>& results, const ReportContext& context) {
+  const nlohmann::json skeleton = report_json(trace, results, context, false);
+  DeferredArrays deferred;
+  deferred[&skeleton["trace"]["runs"]] = {trace.runs.size(),
+                                          [&](std::size_t i) { return to_json(trace.runs[i]); }};
+  for (std::size_t k = 0; k < results.size(); ++k)
+    deferred[&skeleton["results"][k]["runs"]] = {
+        results[k].runs.size(), [&, k](std::size_t i) { return run_json(results[k].runs[i]); }};
+  write_pretty(out, skeleton, 0, deferred);
 }
 
 void write_results_csv(std::ostream& out, const std::vector<StrategyResult>& results) {

@@ -5,7 +5,10 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "alloclab/replay/cost_model.hpp"
 #include "alloclab/replay/timing.hpp"
@@ -52,6 +55,86 @@ struct Lane {
 struct Totals {
   std::uint64_t requests = 0, hits = 0, failed = 0, evictions = 0, slack = 0, cached = 0;
   std::uint64_t upstream_allocs = 0, upstream_frees = 0;
+};
+
+// The blocks of the live allocations, by allocation id. A vector over every id would hold 16
+// bytes per allocation of the whole trace for the whole replay, while far fewer are live at
+// once. Open addressing on id + 1 (0 marks an empty slot), linear probing, backward-shift
+// deletion (as AddressMap in tracer/format).
+class LiveBlocks {
+ public:
+  LiveBlocks() { rehash(16); }
+
+  void put(std::uint32_t id, const Block& block) {
+    if ((count_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);
+    insert(id + 1, block);
+  }
+
+  // Removes the block of `id` and returns it; nullopt when `id` holds none.
+  std::optional<Block> take(std::uint32_t id) {
+    const std::uint64_t key = std::uint64_t{id} + 1;
+    std::size_t i = slot(key);
+    while (slots_[i].key != key) {
+      if (slots_[i].key == 0) return std::nullopt;
+      i = (i + 1) & mask_;
+    }
+    const Block block = slots_[i].block;
+    std::size_t hole = i;
+    for (std::size_t j = (i + 1) & mask_; slots_[j].key != 0; j = (j + 1) & mask_) {
+      const std::size_t home = slot(slots_[j].key);
+      const bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
+      if (movable) {
+        slots_[hole] = slots_[j];
+        hole = j;
+      }
+    }
+    slots_[hole] = Slot{};
+    --count_;
+    return block;
+  }
+
+  // Every live id with its block, in id order; the map is left empty.
+  std::vector<std::pair<std::uint32_t, Block>> take_all() {
+    std::vector<std::pair<std::uint32_t, Block>> all;
+    for (const Slot& s : slots_)
+      if (s.key != 0) all.emplace_back(static_cast<std::uint32_t>(s.key - 1), s.block);
+    std::sort(all.begin(), all.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    rehash(16);
+    return all;
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t key = 0;
+    Block block;
+  };
+
+  std::size_t slot(std::uint64_t key) const {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+
+  void insert(std::uint64_t key, const Block& block) {
+    std::size_t i = slot(key);
+    while (slots_[i].key != 0 && slots_[i].key != key) i = (i + 1) & mask_;
+    if (slots_[i].key == 0) ++count_;
+    slots_[i] = Slot{key, block};
+  }
+
+  void rehash(std::size_t capacity) {
+    std::vector<Slot> old(capacity);
+    old.swap(slots_);
+    mask_ = capacity - 1;
+    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(capacity));
+    count_ = 0;
+    for (const Slot& s : old)
+      if (s.key != 0) insert(s.key, s.block);
+  }
+
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0;
+  unsigned shift_ = 0;
+  std::size_t count_ = 0;
 };
 
 class SeriesBuilder {
@@ -108,7 +191,6 @@ class Replayer {
 
   ReplayOutcome run() {
     const auto start = std::chrono::steady_clock::now();
-    blocks_.assign(trace_.alloc_size.size(), Block{});
     constexpr std::size_t report_every = 1 << 16;
     bool interrupted = false;
     const bool paced = real_ && options_.timing == TimingMode::recorded;
@@ -151,11 +233,7 @@ class Replayer {
   // Real memory must go back: blocks still live at the end (leaks of the trace, or the rest of an
   // interrupted replay) are returned through the strategy, then release() empties its cache.
   void free_live_blocks() {
-    for (std::uint32_t id = 0; id < blocks_.size(); ++id) {
-      if (blocks_[id].address == 0) continue;
-      lane_of(id).strategy->deallocate(blocks_[id]);
-      blocks_[id] = Block{};
-    }
+    for (const auto& [id, block] : blocks_.take_all()) lane_of(id).strategy->deallocate(block);
   }
 
   Lane& lane_of(std::uint32_t id) { return *lanes_[lane_of_origin_[trace_.alloc_origin[id]]]; }
@@ -199,21 +277,21 @@ class Replayer {
     const std::optional<Block> block = lane.strategy->allocate(size, trace_.stream_of(id));
     reserved_ += lane.counting->reserved_bytes() - before;
     if (!block) return;  // counted by the strategy as failed; nothing becomes live
-    blocks_[id] = *block;
+    // A block at address 0 counts as never handed out, as for a failed request.
+    if (block->address != 0) blocks_.put(id, *block);
     live_ += size;
     if (options_.check_invariants) check_new_block(lane, k, *block, size);
   }
 
   void deallocate(std::uint32_t id) {
-    Block& block = blocks_[id];
-    if (block.address == 0) return;  // its allocation failed
+    const std::optional<Block> block = blocks_.take(id);
+    if (!block) return;  // its allocation failed
     Lane& lane = lane_of(id);
-    if (options_.check_invariants) lane.live_ranges.erase(block.address);
+    if (options_.check_invariants) lane.live_ranges.erase(block->address);
     const std::uint64_t before = lane.counting->reserved_bytes();
-    lane.strategy->deallocate(block);
+    lane.strategy->deallocate(*block);
     reserved_ = reserved_ + lane.counting->reserved_bytes() - before;  // may shrink: evictions
     live_ -= trace_.alloc_size[id];
-    block = Block{};
   }
 
   void check_new_block(Lane& lane, std::size_t k, const Block& block, std::uint64_t size) {
@@ -300,7 +378,7 @@ class Replayer {
   std::optional<ModelledTime> modelled_;        // with a cost model only; shared by every lane
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::vector<std::size_t> lane_of_origin_;
-  std::vector<Block> blocks_;
+  LiveBlocks blocks_;
   std::uint64_t live_ = 0, reserved_ = 0, peak_live_ = 0, peak_reserved_ = 0;
   bool in_run_ = false;
   RunMetrics run_;

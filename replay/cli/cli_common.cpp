@@ -16,6 +16,7 @@
 
 #include "alloclab/interchange/formats.hpp"
 #include "alloclab/trace/alt.hpp"
+#include "alloclab/trace/stream_load.hpp"
 
 namespace alloclab::cli {
 namespace {
@@ -55,35 +56,60 @@ void add_all_commands(CLI::App& app) {
   add_gui_command(app);
 }
 
+namespace {
+
+bool is_alt_input(const std::string& path, const std::optional<TraceFormat>& chosen) {
+  return chosen ? *chosen == TraceFormat::alt : looks_like_alt(path);
+}
+
+std::optional<TraceFormat> chosen_format(const std::string& format) {
+  if (format.empty()) return std::nullopt;
+  const std::optional<TraceFormat> chosen = parse_format(format);
+  if (!chosen)
+    throw std::invalid_argument("unknown format '" + format +
+                                "' (accepted: alt, csv, rmm, torch, chrome)");
+  return chosen;
+}
+
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const std::string& warning : warnings)
+    std::fprintf(stderr, "alloclab: warning: %s\n", warning.c_str());
+}
+
+}  // namespace
+
 LoadedTrace load_trace(const std::string& path, const std::string& format) {
   LoadedTrace loaded;
-  std::optional<TraceFormat> chosen;
-  if (!format.empty()) {
-    chosen = parse_format(format);
-    if (!chosen)
-      throw std::invalid_argument("unknown format '" + format +
-                                  "' (accepted: alt, csv, rmm, torch, chrome)");
-  }
-  const bool is_alt = chosen ? *chosen == TraceFormat::alt : looks_like_alt(path);
-  if (is_alt) {
+  const std::optional<TraceFormat> chosen = chosen_format(format);
+  if (is_alt_input(path, chosen)) {
     AltLoadStats stats;
     loaded.trace = read_alt(path, &stats);
     loaded.file_bytes = stats.file_bytes;
   } else {
     loaded.trace = read_trace(path, chosen);
   }
-  for (const std::string& warning : loaded.trace.warnings)
-    std::fprintf(stderr, "alloclab: warning: %s\n", warning.c_str());
+  print_warnings(loaded.trace.warnings);
   return loaded;
 }
 
 ReplayInput load_for_replay(const std::string& path, const std::string& format) {
-  const LoadedTrace loaded = load_trace(path, format);
   ReplayInput input;
-  input.resolved = resolve(loaded.trace);
-  input.summary = summarize(loaded.trace, input.resolved);
+  if (is_alt_input(path, chosen_format(format))) {
+    // Streamed: the whole trace's event columns would otherwise be held beside the resolved
+    // trace, doubling the peak memory of a large trace's load.
+    AltLoadStats stats;
+    ResolvedLoad loaded = load_alt_resolved(path, &stats);
+    print_warnings(loaded.summary.warnings);
+    input.resolved = std::move(loaded.resolved);
+    input.summary = std::move(loaded.summary);
+    input.summary.file_bytes = stats.file_bytes;
+  } else {
+    const LoadedTrace loaded = load_trace(path, format);
+    input.resolved = resolve(loaded.trace);
+    input.summary = summarize(loaded.trace, input.resolved);
+    input.summary.file_bytes = loaded.file_bytes;
+  }
   input.summary.source = path;
-  input.summary.file_bytes = loaded.file_bytes;
   return input;
 }
 

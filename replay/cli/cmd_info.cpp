@@ -134,6 +134,15 @@ nlohmann::json sites_json(const Trace& trace, const std::vector<StackSite>& site
 }
 
 void run_info(const InfoOptions& options) {
+  if (!options.stacks) {
+    // The summary alone: load_for_replay streams a .alt trace instead of holding its events.
+    const TraceSummary summary = std::move(load_for_replay(options.path, options.format).summary);
+    if (options.json)
+      std::cout << to_json(summary).dump(2) << '\n';
+    else
+      print_text(summary);
+    return;
+  }
   LoadedTrace loaded = load_trace(options.path, options.format);
   TraceSummary summary = summarize(loaded.trace, resolve(loaded.trace));
   summary.source = options.path;
@@ -141,17 +150,14 @@ void run_info(const InfoOptions& options) {
   const StackSites sites = top_stack_sites(loaded.trace, options.stacks);
   if (options.json) {
     nlohmann::json j = to_json(summary);
-    if (options.stacks) {
-      j["allocations_with_stack"] = sites.allocations_with_stack;
-      j["distinct_stacks"] = sites.distinct_stacks;
-      j["top_stacks_by_count"] = sites_json(loaded.trace, sites.by_count);
-      j["top_stacks_by_bytes"] = sites_json(loaded.trace, sites.by_bytes);
-    }
+    j["allocations_with_stack"] = sites.allocations_with_stack;
+    j["distinct_stacks"] = sites.distinct_stacks;
+    j["top_stacks_by_count"] = sites_json(loaded.trace, sites.by_count);
+    j["top_stacks_by_bytes"] = sites_json(loaded.trace, sites.by_bytes);
     std::cout << j.dump(2) << '\n';
     return;
   }
   print_text(summary);
-  if (!options.stacks) return;
   if (!loaded.trace.has_stacks()) {
     std::printf("\nno call stacks in this trace (record with `alloclab record --stacks N`)\n");
     return;

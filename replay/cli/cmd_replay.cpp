@@ -103,7 +103,10 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
     context.timing = cmd.timing;
   }
   if (!cmd.json_out.empty()) {
-    write_json_output(cmd.json_out, make_report(summary, results, context));
+    write_output(cmd.json_out, [&](std::ostream& out) {
+      write_report(out, summary, results, context);
+      out << '\n';
+    });
   }
   if (!cmd.csv_out.empty()) {
     write_output(cmd.csv_out, [&](std::ostream& out) { write_results_csv(out, results); });

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -55,6 +57,55 @@ TEST(Cli, bad_trace_is_one_line_naming_the_file_and_exit_status_2) {
   EXPECT_EQ(r.output,
             "alloclab: error: " + path + "@0, header: not an alloclab trace (bad magic)\n");
   std::filesystem::remove(path);
+}
+
+// info and replay stream a .alt trace (never holding its events); `info --stacks` still loads
+// it whole. On a damaged file both must say the same, warnings included.
+TEST(Cli, streamed_load_of_a_damaged_trace_reports_what_the_whole_load_reports) {
+  const std::string trace = temp_path("damaged.alt");
+  ASSERT_EQ(run("generate --shape transformer --events 300000 -o " + trace).status, 0);
+  std::vector<char> bytes;
+  {
+    std::ifstream in(trace, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_GT(bytes.size(), 4000u);
+  bytes[bytes.size() / 2] ^= 0x5A;   // inside some chunk: that chunk is lost
+  bytes.resize(bytes.size() - 100);  // the last chunk is cut short
+  std::ofstream(trace, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+
+  const std::string streamed = temp_path("streamed.json"), whole = temp_path("whole.json");
+  // In a subshell, so that only stdout goes to the file and the warnings stay in the output.
+  const auto json_to = [](const std::string& args, const std::string& file) {
+    return alloclab::test::run_shell("(" + std::string(ALLOCLAB_CLI) + " " + args + " > " + file +
+                                     ")");
+  };
+  const Result info = json_to("info --json " + trace, streamed);
+  ASSERT_EQ(info.status, 0) << info.output;
+  ASSERT_EQ(json_to("info --stacks=1 --json " + trace, whole).status, 0);
+  nlohmann::json a = nlohmann::json::parse(std::ifstream(streamed));
+  nlohmann::json b = nlohmann::json::parse(std::ifstream(whole));
+  for (const char* key :
+       {"allocations_with_stack", "distinct_stacks", "top_stacks_by_count", "top_stacks_by_bytes"})
+    b.erase(key);
+  EXPECT_EQ(a, b);
+  ASSERT_EQ(a["warnings"].size(), 2u) << a["warnings"];
+  EXPECT_NE(a["warnings"][1].get<std::string>().find("truncated chunk"), std::string::npos);
+  for (const auto& warning : a["warnings"])
+    EXPECT_NE(info.output.find("alloclab: warning: " + warning.get<std::string>() + "\n"),
+              std::string::npos)
+        << info.output;
+
+  const std::string report = temp_path("damaged-report.json");
+  const Result replay = run("replay " + trace + " -s exact -s per-run-pool --json " + report);
+  ASSERT_EQ(replay.status, 0) << replay.output;
+  EXPECT_EQ(replay.output.find("alloclab: warning: " + a["warnings"][0].get<std::string>()), 0u)
+      << replay.output;
+  const nlohmann::json r = nlohmann::json::parse(std::ifstream(report));
+  EXPECT_EQ(r["trace"], a);
+  EXPECT_EQ(r["results"].size(), 2u);
+  for (const std::string& path : {trace, streamed, whole, report}) std::filesystem::remove(path);
 }
 
 TEST(Cli, missing_file_is_exit_status_2) {

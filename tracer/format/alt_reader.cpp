@@ -1,7 +1,12 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -28,6 +33,75 @@ std::vector<std::uint8_t> read_whole_file(const std::string& path) {
   return bytes;
 }
 
+// Where the loader gets the file's bytes: at(offset, n) points at n bytes of the file (all
+// there: callers check the size first), valid until the next call.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  virtual std::size_t size() const = 0;
+  virtual const std::uint8_t* at(std::size_t offset, std::size_t n) = 0;
+};
+
+class MemorySource final : public ByteSource {
+ public:
+  explicit MemorySource(std::vector<std::uint8_t> bytes) : bytes_(std::move(bytes)) {}
+  std::size_t size() const override { return bytes_.size(); }
+  const std::uint8_t* at(std::size_t offset, std::size_t) override {
+    return bytes_.data() + offset;
+  }
+
+ private:
+  std::vector<std::uint8_t> bytes_;
+};
+
+// Reads through a window, so that a streamed load never holds the file: chunk headers, the
+// resynchronising scan and the metadata are read a window at a time, payloads into each job.
+class FileSource final : public ByteSource {
+ public:
+  explicit FileSource(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st = {};
+    if (fd_ < 0 || ::fstat(fd_, &st) != 0) {
+      if (fd_ >= 0) ::close(fd_);
+      throw InputError(path + ": cannot open for reading");
+    }
+    size_ = static_cast<std::size_t>(std::max<off_t>(0, st.st_size));
+  }
+  ~FileSource() override { ::close(fd_); }
+  FileSource(const FileSource&) = delete;
+  FileSource& operator=(const FileSource&) = delete;
+
+  std::size_t size() const override { return size_; }
+
+  const std::uint8_t* at(std::size_t offset, std::size_t n) override {
+    if (offset < window_start_ || offset + n > window_start_ + window_.size()) {
+      constexpr std::size_t window_bytes = std::size_t{1} << 20;
+      window_.resize(std::min(std::max(n, window_bytes), size_ - offset));
+      read(offset, window_.data(), window_.size());
+      window_start_ = offset;
+    }
+    return window_.data() + (offset - window_start_);
+  }
+
+  void read(std::size_t offset, std::uint8_t* into, std::size_t n) const {
+    while (n > 0) {
+      const ssize_t got = ::pread(fd_, into, n, static_cast<off_t>(offset));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) throw InputError(path_ + ": read error");
+      into += got;
+      offset += static_cast<std::size_t>(got);
+      n -= static_cast<std::size_t>(got);
+    }
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::size_t size_ = 0;
+  std::vector<std::uint8_t> window_;
+  std::size_t window_start_ = 0;
+};
+
 struct ChunkHeader {
   std::uint32_t events = 0;
   std::uint32_t stored = 0;
@@ -48,17 +122,86 @@ bool parse_chunk_header(const std::uint8_t* p, ChunkHeader& h) {
 
 class AltLoader {
  public:
-  AltLoader(std::string path, std::vector<std::uint8_t> bytes, bool tail_only = false)
-      : path_(std::move(path)), tail_only_(tail_only), bytes_(std::move(bytes)) {}
+  AltLoader(std::string path, ByteSource& source, bool tail_only = false)
+      : path_(std::move(path)), tail_only_(tail_only), source_(source) {}
 
   Trace load(AltLoadStats& stats) {
-    stats.file_bytes = bytes_.size();
+    stats.file_bytes = source_.size();
     const std::size_t first_chunk = parse_header();
     read_chunks(first_chunk, stats);
     return std::move(trace_);
   }
 
+  // The events pass through trace_ a batch of chunks at a time; everything else (origins,
+  // frames, stacks, warnings, statistics) comes out as read_chunks makes it.
+  AltStreamResult stream(AltLoadStats& stats, FileSource& file,
+                         const std::function<void(std::uint64_t)>& begin,
+                         const std::function<void(const Trace&)>& consume,
+                         std::uint64_t batch_events) {
+    stats.file_bytes = source_.size();
+    AltStreamResult result;
+    std::vector<ChunkJob> jobs = scan_chunks(parse_header(), stats);
+    result.metadata = std::move(trace_.metadata);
+    std::uint64_t slots = 0;
+    for (const ChunkJob& job : jobs) slots += job.header.events;
+    begin(slots);
+    Trace::MemoryParts memory;
+    std::uint64_t big_sizes = 0, stack_ids = 0;
+    for (std::size_t first = 0; first < jobs.size();) {
+      std::size_t last = first;
+      std::uint64_t events = 0;
+      while (last < jobs.size() &&
+             (last == first || events + jobs[last].header.events <= batch_events))
+        events += jobs[last++].header.events;
+      std::vector<ChunkJob> batch(
+          std::make_move_iterator(jobs.begin() + static_cast<std::ptrdiff_t>(first)),
+          std::make_move_iterator(jobs.begin() + static_cast<std::ptrdiff_t>(last)));
+      std::size_t base = 0;
+      for (ChunkJob& job : batch) {
+        job.base = base;
+        base += job.header.events;
+        job.buffer.resize(job.header.stored);
+        file.read(job.offset + detail::alt_chunk_header_bytes, job.buffer.data(),
+                  job.buffer.size());
+        job.payload = job.buffer.data();
+      }
+      trace_.extend(base);
+      decode_all(batch);
+      commit_all(batch, stats);
+      stats.events += trace_.size();
+      memory.label_bytes += trace_.memory_parts().label_bytes;
+      big_sizes += count_big_sizes();
+      stack_ids += count_stack_ids();
+      consume(trace_);
+      trace_.clear_events();
+      first = last;
+    }
+    // What read_alt's trace would hold: columns sized once for every chunk with an intact
+    // header, side tables grown one entry at a time (so to the next power of two).
+    memory.column_bytes = slots * Trace::MemoryParts::column_bytes_per_event;
+    memory.big_size_slots = big_sizes ? std::bit_ceil(big_sizes) : 0;
+    memory.stack_id_slots = stack_ids ? std::bit_ceil(stack_ids) : 0;
+    memory.table_bytes = trace_.memory_parts().table_bytes;
+    result.memory_bytes = memory.bytes();
+    result.warnings = sorted_warnings();
+    result.origins = trace_.origins();
+    return result;
+  }
+
  private:
+  std::uint64_t count_big_sizes() const {
+    std::uint64_t n = 0;
+    for (std::size_t i = 0; i < trace_.size(); ++i)
+      n += trace_.size_of(i) >= Trace::big_size_marker;
+    return n;
+  }
+  std::uint64_t count_stack_ids() const {
+    if (!trace_.has_stacks()) return 0;
+    std::uint64_t n = 0;
+    for (std::size_t i = 0; i < trace_.size(); ++i) n += trace_.stack_id(i) != 0;
+    return n;
+  }
+
   [[noreturn]] void header_error(std::uint64_t offset, const std::string& what) const {
     throw_at_offset(path_, offset, -1, what);
   }
@@ -68,34 +211,43 @@ class AltLoader {
                                        std::to_string(chunk) + ": " + what);
   }
 
+  std::vector<std::string> sorted_warnings() {
+    std::stable_sort(warnings_.begin(), warnings_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::string> out;
+    for (auto& [offset, text] : warnings_) out.push_back(std::move(text));
+    warnings_.clear();
+    return out;
+  }
+
   std::size_t parse_header() {
-    const std::size_t size = bytes_.size();
+    const std::size_t size = source_.size();
     if (size == 0) header_error(0, "empty file, not an alloclab trace");
     const std::size_t magic_bytes = std::min(size, detail::alt_magic.size());
-    if (std::memcmp(bytes_.data(), detail::alt_magic.data(), magic_bytes) != 0)
+    if (std::memcmp(source_.at(0, magic_bytes), detail::alt_magic.data(), magic_bytes) != 0)
       header_error(0, "not an alloclab trace (bad magic)");
     if (size < detail::alt_fixed_header_bytes)
       header_error(size, "truncated header (" + std::to_string(size) + " bytes)");
-    const std::uint32_t version = get_u32(bytes_.data() + 8);
+    const std::uint32_t version = get_u32(source_.at(8, 4));
     version_ = version;
     if (version == 0) header_error(8, "invalid format version 0");
     if (version > alt_format_version)
       header_error(8, "format version " + std::to_string(version) +
                           " is newer than this alloclab reads (" +
                           std::to_string(alt_format_version) + "); upgrade alloclab");
-    const std::uint32_t metadata_bytes = get_u32(bytes_.data() + 12);
+    const std::uint32_t metadata_bytes = get_u32(source_.at(12, 4));
     if (metadata_bytes > detail::alt_max_metadata_bytes)
       header_error(12, "metadata length " + std::to_string(metadata_bytes) + " is implausible");
     const std::size_t header_end = detail::alt_fixed_header_bytes + metadata_bytes + 4;
     if (size < header_end)
       header_error(size, "truncated header (metadata needs " + std::to_string(header_end) +
                              " bytes, file has " + std::to_string(size) + ")");
-    const std::uint8_t* crc_at = bytes_.data() + header_end - 4;
-    if (get_u32(crc_at) != detail::crc32_of(bytes_.data() + 8, 8 + metadata_bytes))
+    const std::uint8_t* header = source_.at(0, header_end);
+    if (get_u32(header + header_end - 4) != detail::crc32_of(header + 8, 8 + metadata_bytes))
       header_error(header_end - 4, "header checksum mismatch");
     try {
-      trace_.metadata = nlohmann::json::parse(bytes_.begin() + detail::alt_fixed_header_bytes,
-                                              bytes_.begin() + header_end - 4);
+      trace_.metadata =
+          nlohmann::json::parse(header + detail::alt_fixed_header_bytes, header + header_end - 4);
     } catch (const nlohmann::json::exception& e) {
       header_error(detail::alt_fixed_header_bytes,
                    std::string("metadata is not JSON: ") + e.what());
@@ -104,11 +256,13 @@ class AltLoader {
   }
 
   // Next offset after `pos` where a valid chunk header starts, or the file size.
-  std::size_t resynchronise(std::size_t pos) const {
+  std::size_t resynchronise(std::size_t pos) {
     ChunkHeader h;
-    for (std::size_t at = pos + 1; at + detail::alt_chunk_header_bytes <= bytes_.size(); ++at)
-      if (bytes_[at] == 0x41 && parse_chunk_header(bytes_.data() + at, h)) return at;
-    return bytes_.size();
+    for (std::size_t at = pos + 1; at + detail::alt_chunk_header_bytes <= source_.size(); ++at) {
+      const std::uint8_t* p = source_.at(at, detail::alt_chunk_header_bytes);
+      if (p[0] == 0x41 && parse_chunk_header(p, h)) return at;
+    }
+    return source_.size();
   }
 
   // One chunk whose header is intact and whose payload is all there.
@@ -119,10 +273,14 @@ class AltLoader {
     std::size_t base = 0;  // first event slot
     std::string problem;   // set when decoding fails
     detail::ChunkExtras extras;
+    const std::uint8_t* payload = nullptr;
+    std::vector<std::uint8_t> buffer;  // the payload, when read from a file one batch at a time
   };
 
   void read_chunks(std::size_t pos, AltLoadStats& stats) {
     std::vector<ChunkJob> jobs = scan_chunks(pos, stats);
+    for (ChunkJob& job : jobs)
+      job.payload = source_.at(job.offset + detail::alt_chunk_header_bytes, job.header.stored);
     if (tail_only_) jobs = checksum_all_but_last(std::move(jobs), stats);
     std::size_t total = trace_.size();
     for (ChunkJob& job : jobs) {
@@ -133,9 +291,7 @@ class AltLoader {
     decode_all(jobs);
     commit_all(jobs, stats);
     stats.events += trace_.size();
-    std::stable_sort(warnings_.begin(), warnings_.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (auto& [offset, text] : warnings_) trace_.warnings.push_back(std::move(text));
+    for (std::string& text : sorted_warnings()) trace_.warnings.push_back(std::move(text));
   }
 
   // read_alt_tail: counts the events of every chunk whose payload checksum holds and keeps only
@@ -144,8 +300,7 @@ class AltLoader {
     std::vector<ChunkJob> last;
     for (std::size_t k = jobs.size(); k-- > 0;) {
       ChunkJob& job = jobs[k];
-      const std::uint8_t* payload = bytes_.data() + job.offset + detail::alt_chunk_header_bytes;
-      if (detail::crc32_of(payload, job.header.stored) != job.header.payload_crc) {
+      if (detail::crc32_of(job.payload, job.header.stored) != job.header.payload_crc) {
         warn(job.offset, job.index,
              "checksum mismatch; chunk skipped, " + std::to_string(job.header.events) +
                  " events lost");
@@ -164,8 +319,9 @@ class AltLoader {
   std::vector<ChunkJob> scan_chunks(std::size_t pos, AltLoadStats& stats) {
     std::vector<ChunkJob> jobs;
     std::uint64_t chunk = 0;
-    while (pos < bytes_.size()) {
-      const std::size_t remaining = bytes_.size() - pos;
+    const std::size_t size = source_.size();
+    while (pos < size) {
+      const std::size_t remaining = size - pos;
       if (remaining < detail::alt_chunk_header_bytes) {
         warn(pos, chunk,
              "truncated chunk header (" + std::to_string(remaining) +
@@ -174,7 +330,7 @@ class AltLoader {
         break;
       }
       ChunkHeader h;
-      if (!parse_chunk_header(bytes_.data() + pos, h)) {
+      if (!parse_chunk_header(source_.at(pos, detail::alt_chunk_header_bytes), h)) {
         const std::size_t next = resynchronise(pos);
         warn(pos, chunk,
              "damaged chunk header; skipped " + std::to_string(next - pos) +
@@ -186,10 +342,10 @@ class AltLoader {
       }
       ++stats.chunks;
       const std::size_t payload = pos + detail::alt_chunk_header_bytes;
-      if (bytes_.size() - payload < h.stored) {
+      if (size - payload < h.stored) {
         warn(pos, chunk,
              "truncated chunk (needs " + std::to_string(h.stored) + " bytes, " +
-                 std::to_string(bytes_.size() - payload) + " remain); " + std::to_string(h.events) +
+                 std::to_string(size - payload) + " remain); " + std::to_string(h.events) +
                  " events lost");
         ++stats.damaged_chunks;
         stats.lost_events += h.events;
@@ -227,7 +383,7 @@ class AltLoader {
   void decode_one(ChunkJob& job, ZSTD_DCtx* dctx, std::vector<std::uint8_t>& raw,
                   detail::DecodeScratch& scratch) {
     const ChunkHeader& h = job.header;
-    const std::uint8_t* payload = bytes_.data() + job.offset + detail::alt_chunk_header_bytes;
+    const std::uint8_t* payload = job.payload;
     if (detail::crc32_of(payload, h.stored) != h.payload_crc) {
       job.problem = "checksum mismatch";
       return;
@@ -270,7 +426,7 @@ class AltLoader {
   std::string path_;
   bool tail_only_ = false;
   std::uint32_t version_ = 0;
-  std::vector<std::uint8_t> bytes_;
+  ByteSource& source_;
   Trace trace_;
   std::vector<std::pair<std::size_t, std::string>> warnings_;  // (offset, text)
 };
@@ -283,15 +439,27 @@ Trace read_alt(const std::string& path, AltLoadStats* stats) {
 
 Trace parse_alt(std::vector<std::uint8_t> bytes, const std::string& name, AltLoadStats* stats) {
   AltLoadStats local;
-  AltLoader loader(name, std::move(bytes));
+  MemorySource source(std::move(bytes));
+  AltLoader loader(name, source);
   Trace trace = loader.load(stats ? *stats : local);
   return trace;
 }
 
 Trace read_alt_tail(const std::string& path, AltLoadStats* stats) {
   AltLoadStats local;
-  AltLoader loader(path, read_whole_file(path), true);
+  MemorySource source(read_whole_file(path));
+  AltLoader loader(path, source, true);
   return loader.load(stats ? *stats : local);
+}
+
+AltStreamResult stream_alt(const std::string& path,
+                           const std::function<void(std::uint64_t events)>& begin,
+                           const std::function<void(const Trace& batch)>& consume,
+                           AltLoadStats* stats, std::uint64_t batch_events) {
+  AltLoadStats local;
+  FileSource source(path);
+  AltLoader loader(path, source);
+  return loader.stream(stats ? *stats : local, source, begin, consume, batch_events);
 }
 
 bool looks_like_alt(const std::string& path) {

@@ -9,8 +9,6 @@
 namespace alloclab {
 namespace {
 
-constexpr std::uint64_t never = std::numeric_limits<std::uint64_t>::max();
-
 // Live and recently freed addresses, one pair of maps per device: an address means nothing
 // across devices (cuda:0 and cuda:1 can hand out the same one).
 struct DeviceAddresses {
@@ -18,30 +16,40 @@ struct DeviceAddresses {
   detail::AddressMap freed;  // addresses freed and not reallocated since (double-free detection)
 };
 
-class Resolver {
+}  // namespace
+
+// Whether the trace has run markers is only known at its end, but an implicit run's run_begin
+// must come first: until the first marker, operations go after a placeholder run_begin, which
+// the first marker removes and the end of a trace without markers keeps.
+class StreamResolver::Impl {
  public:
-  explicit Resolver(const Trace& trace) : trace_(trace) {}
+  explicit Impl(std::uint64_t expected_events) {
+    out_.ops.reserve(expected_events + 2);
+    out_.op_time_ns.reserve(expected_events + 2);
+    // Upper bounds: only the pages used are ever touched.
+    out_.alloc_size.reserve(expected_events);
+    out_.alloc_origin.reserve(expected_events);
+  }
 
-  ResolvedTrace run() {
-    out_.origins = trace_.origins();
-    bool has_markers = false;
-    for (std::size_t i = 0; i < trace_.size() && !has_markers; ++i) {
-      const Op op = trace_.op(i);
-      has_markers = (op == Op::run_begin || op == Op::run_end) && !trace_.segment(i);
+  void add(const Trace& part) {
+    for (std::size_t i = 0; i < part.size(); ++i) {
+      if (markers_ != Markers::some) decide_markers(part, i);
+      step(part, i);
     }
-    out_.implicit_run = !has_markers && !trace_.empty();
-    out_.ops.reserve(trace_.size() + 2);
-    out_.op_time_ns.reserve(trace_.size() + 2);
-    if (out_.implicit_run) begin_run(trace_.time_ns(0), "");
+    if (!part.empty()) last_time_ = part.time_ns(part.size() - 1);
+  }
 
-    for (std::size_t i = 0; i < trace_.size(); ++i) step(i);
-
-    if (in_run_) {
+  ResolvedTrace finish(const std::vector<Origin>& origins) {
+    out_.origins = origins;
+    if (markers_ == Markers::none_yet) {
       // The implicit run spans the whole trace and so never ends inside it: what a pool holds
       // at the end is released by the final clean-up, which no metric counts.
-      if (!out_.implicit_run) ++out_.anomalies.unterminated_runs;
+      out_.implicit_run = true;
+      out_.runs.push_back(RunInfo{std::string(), 0, out_.ops.size(), first_time_, last_time_});
+    } else if (in_run_) {
+      ++out_.anomalies.unterminated_runs;
       out_.runs.back().end_op = out_.ops.size();
-      out_.runs.back().end_time_ns = trace_.empty() ? 0 : trace_.time_ns(trace_.size() - 1);
+      out_.runs.back().end_time_ns = last_time_;
     }
     for (auto& entry : devices_)
       entry.second.live.for_each([&](std::uint64_t, std::uint32_t id) {
@@ -52,6 +60,25 @@ class Resolver {
   }
 
  private:
+  enum class Markers { unknown, none_yet, some };
+
+  void decide_markers(const Trace& part, std::size_t i) {
+    const Op op = part.op(i);
+    const bool marker = (op == Op::run_begin || op == Op::run_end) && !part.segment(i);
+    if (marker) {
+      if (markers_ == Markers::none_yet) {
+        out_.ops.erase(out_.ops.begin());
+        out_.op_time_ns.erase(out_.op_time_ns.begin());
+      }
+      markers_ = Markers::some;
+    } else if (!seen_event_) {
+      markers_ = Markers::none_yet;
+      emit(ReplayOp::run_begin, 0, part.time_ns(i));
+    }
+    if (!seen_event_) first_time_ = part.time_ns(i);
+    seen_event_ = true;
+  }
+
   DeviceAddresses& addresses(DeviceId device) {
     if (last_device_ && last_device_id_ == device) return *last_device_;
     last_device_id_ = device;
@@ -83,17 +110,16 @@ class Resolver {
                std::uint64_t time) {
     device.live.erase(address);
     device.freed.put(address, 0);
-    out_.free_time_ns[id] = time;
     emit(ReplayOp::free, id, time);
   }
 
-  void step(std::size_t i) {
-    const Op op = trace_.op(i);
-    const std::uint64_t time = trace_.time_ns(i);
-    if (trace_.segment(i)) {
+  void step(const Trace& t, std::size_t i) {
+    const Op op = t.op(i);
+    const std::uint64_t time = t.time_ns(i);
+    if (t.segment(i)) {
       if (op == Op::alloc) {
         ++out_.segment_allocs;
-        out_.segment_bytes_allocated += trace_.size_of(i);
+        out_.segment_bytes_allocated += t.size_of(i);
       } else if (op == Op::free) {
         ++out_.segment_frees;
       }
@@ -101,15 +127,15 @@ class Resolver {
     }
     switch (op) {
       case Op::alloc:
-        return alloc(i, time);
+        return alloc(t, i, time);
       case Op::free:
-        return free(i, time);
+        return free(t, i, time);
       case Op::run_begin:
         if (in_run_) {
           ++out_.anomalies.nested_run_begin;
           end_run(time);
         }
-        return begin_run(time, trace_.label(i));
+        return begin_run(time, t.label(i));
       case Op::run_end:
         if (!in_run_) {
           ++out_.anomalies.run_end_outside_run;
@@ -121,13 +147,13 @@ class Resolver {
     }
   }
 
-  void alloc(std::size_t i, std::uint64_t time) {
-    const std::uint64_t address = trace_.address(i);
+  void alloc(const Trace& t, std::size_t i, std::uint64_t time) {
+    const std::uint64_t address = t.address(i);
     if (address == 0) {
       ++out_.anomalies.failed_allocs;
       return;
     }
-    DeviceAddresses& device = addresses(trace_.device(i));
+    DeviceAddresses& device = addresses(t.device(i));
     if (const std::uint32_t* older = device.live.find(address)) {
       ++out_.anomalies.alloc_over_live;
       free_id(device, address, *older, time);
@@ -135,22 +161,20 @@ class Resolver {
     if (out_.alloc_size.size() >= std::numeric_limits<std::uint32_t>::max())
       throw std::length_error("more than 2^32-1 allocations in one trace");
     const auto id = static_cast<std::uint32_t>(out_.alloc_size.size());
-    out_.alloc_size.push_back(trace_.size_of(i));
-    out_.alloc_origin.push_back(trace_.origin_index(i));
-    out_.alloc_time_ns.push_back(time);
-    out_.free_time_ns.push_back(never);
+    out_.alloc_size.push_back(t.size_of(i));
+    out_.alloc_origin.push_back(t.origin_index(i));
     device.live.put(address, id);
     device.freed.erase(address);
     emit(ReplayOp::alloc, id, time);
   }
 
-  void free(std::size_t i, std::uint64_t time) {
-    const std::uint64_t address = trace_.address(i);
+  void free(const Trace& t, std::size_t i, std::uint64_t time) {
+    const std::uint64_t address = t.address(i);
     if (address == 0) {
       ++out_.anomalies.free_null;
       return;
     }
-    DeviceAddresses& device = addresses(trace_.device(i));
+    DeviceAddresses& device = addresses(t.device(i));
     if (const std::uint32_t* id = device.live.find(address))
       return free_id(device, address, *id, time);
     if (device.freed.find(address))
@@ -159,18 +183,33 @@ class Resolver {
       ++out_.anomalies.free_unknown;
   }
 
-  const Trace& trace_;
   ResolvedTrace out_;
   std::map<DeviceId, DeviceAddresses> devices_;  // node-based: pointers stay valid
   DeviceAddresses* last_device_ = nullptr;
   DeviceId last_device_id_ = 0;
   bool in_run_ = false;
+  Markers markers_ = Markers::unknown;
+  bool seen_event_ = false;
+  std::uint64_t first_time_ = 0;
+  std::uint64_t last_time_ = 0;
 };
 
-}  // namespace
+StreamResolver::StreamResolver(std::uint64_t expected_events)
+    : impl_(std::make_unique<Impl>(expected_events)) {}
+StreamResolver::~StreamResolver() = default;
+
+void StreamResolver::add(const Trace& part) {
+  impl_->add(part);
+}
+
+ResolvedTrace StreamResolver::finish(const std::vector<Origin>& origins) {
+  return impl_->finish(origins);
+}
 
 ResolvedTrace resolve(const Trace& trace) {
-  return Resolver(trace).run();
+  StreamResolver resolver(trace.size());
+  resolver.add(trace);
+  return resolver.finish(trace.origins());
 }
 
 }  // namespace alloclab

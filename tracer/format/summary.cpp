@@ -6,6 +6,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "address_map.hpp"
+
 namespace alloclab {
 namespace {
 
@@ -28,24 +30,11 @@ std::vector<SizeCount> top_sizes(const std::unordered_map<std::uint64_t, std::ui
   return all;
 }
 
-void summarize_events(const Trace& trace, TraceSummary& s) {
-  s.events = trace.size();
-  std::uint64_t first = std::numeric_limits<std::uint64_t>::max();
-  std::uint64_t last = 0;
-  for (std::size_t i = 0; i < trace.size(); ++i) {
-    ++s.events_by_op[static_cast<std::size_t>(trace.op(i))];
-    if (trace.segment(i)) ++s.segment_events;
-    first = std::min(first, trace.time_ns(i));
-    last = std::max(last, trace.time_ns(i));
-  }
-  if (!trace.empty()) {
-    s.first_time_ns = first;
-    s.duration_ns = last - first;
-  }
+void summarize_origins(const std::vector<Origin>& origins, TraceSummary& s) {
   std::set<std::uint64_t> threads;
   std::set<DeviceId> devices;
   std::set<std::pair<DeviceId, std::uint64_t>> streams;
-  for (const Origin& o : trace.origins()) {
+  for (const Origin& o : origins) {
     threads.insert(o.thread);
     devices.insert(o.device);
     streams.insert({o.device, o.stream});
@@ -63,32 +52,39 @@ void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
     ++size_counts[size];
   }
   s.allocations = r.alloc_size.size();
-  for (std::size_t id = 0; id < r.alloc_size.size(); ++id)
-    if (r.free_time_ns[id] != std::numeric_limits<std::uint64_t>::max()) {
-      ++s.frees;
-      const std::uint64_t begin = r.alloc_time_ns[id];
-      const std::uint64_t end = r.free_time_ns[id];
-      ++s.lifetime_histogram[log2_bucket(end > begin ? end - begin : 0)];
-    }
   s.top_sizes_by_count = top_sizes(size_counts, false);
   s.top_sizes_by_bytes = top_sizes(size_counts, true);
 
   std::uint64_t live = 0;
   RunSummary* run = nullptr;
+  // Allocation time of each live allocation, keyed by id + 1 (keys are nonzero): lifetimes
+  // without a time per allocation of the whole trace.
+  detail::BasicAddressMap<std::uint64_t> alloc_time;
   for (std::size_t k = 0; k < r.ops.size(); ++k) {
     const ResolvedOp& op = r.ops[k];
     switch (op.op) {
       case ReplayOp::alloc:
+        alloc_time.put(std::uint64_t{op.id} + 1, r.op_time_ns[k]);
         live += r.alloc_size[op.id];
         if (run) {
           ++run->allocations;
           run->bytes_requested += r.alloc_size[op.id];
         }
         break;
-      case ReplayOp::free:
+      case ReplayOp::free: {
+        // resolve() frees an id once, after its alloc; a hand-made trace may not.
+        const std::uint64_t key = std::uint64_t{op.id} + 1;
+        const std::uint64_t* begin = alloc_time.find(key);
+        const std::uint64_t end = r.op_time_ns[k];
+        ++s.frees;
+        if (begin) {
+          ++s.lifetime_histogram[log2_bucket(end > *begin ? end - *begin : 0)];
+          alloc_time.erase(key);
+        }
         live -= r.alloc_size[op.id];
         if (run) ++run->frees;
         break;
+      }
       case ReplayOp::run_begin: {
         const RunInfo& info = r.runs[op.id];
         s.runs.push_back(RunSummary{info.label, 0, 0, 0, live,
@@ -129,9 +125,33 @@ nlohmann::json sizes_json(const std::vector<SizeCount>& sizes) {
 
 }  // namespace
 
+void EventTally::add(const Trace& part) {
+  events_ += part.size();
+  for (std::size_t i = 0; i < part.size(); ++i) {
+    ++by_op_[static_cast<std::size_t>(part.op(i))];
+    if (part.segment(i)) ++segment_events_;
+    first_time_ns_ = std::min(first_time_ns_, part.time_ns(i));
+    last_time_ns_ = std::max(last_time_ns_, part.time_ns(i));
+  }
+}
+
 TraceSummary summarize(const Trace& trace, const ResolvedTrace& resolved) {
+  EventTally events;
+  events.add(trace);
+  return summarize(events, resolved, trace.memory_bytes(), trace.warnings);
+}
+
+TraceSummary summarize(const EventTally& events, const ResolvedTrace& resolved,
+                       std::uint64_t memory_bytes, std::vector<std::string> warnings) {
   TraceSummary s;
-  summarize_events(trace, s);
+  s.events = events.events_;
+  s.events_by_op = events.by_op_;
+  s.segment_events = events.segment_events_;
+  if (events.events_ > 0) {
+    s.first_time_ns = events.first_time_ns_;
+    s.duration_ns = events.last_time_ns_ - events.first_time_ns_;
+  }
+  summarize_origins(resolved.origins, s);
   summarize_ops(resolved, s);
   s.anomalies = resolved.anomalies;
   s.implicit_run = resolved.implicit_run;
@@ -141,8 +161,8 @@ TraceSummary summarize(const Trace& trace, const ResolvedTrace& resolved) {
   if (s.segment_events > 0 && s.allocations > 0)
     s.recorded_hit_rate = 1.0 - static_cast<double>(std::min(s.segment_allocs, s.allocations)) /
                                     static_cast<double>(s.allocations);
-  s.memory_bytes = trace.memory_bytes();
-  s.warnings = trace.warnings;
+  s.memory_bytes = memory_bytes;
+  s.warnings = std::move(warnings);
   return s;
 }
 
@@ -160,20 +180,24 @@ nlohmann::json to_json(const Anomalies& a) {
           {"total", a.total()}};
 }
 
-nlohmann::json to_json(const TraceSummary& s) {
+nlohmann::json to_json(const RunSummary& r) {
+  return {{"label", r.label},
+          {"allocations", r.allocations},
+          {"frees", r.frees},
+          {"bytes_requested", r.bytes_requested},
+          {"peak_live_bytes", r.peak_live_bytes},
+          {"duration_ns", r.duration_ns},
+          {"ended", r.ended}};
+}
+
+nlohmann::json to_json(const TraceSummary& s, bool with_runs) {
   nlohmann::json by_op = nlohmann::json::object();
   for (int op = 0; op < op_count; ++op)
     by_op[std::string(to_string(static_cast<Op>(op)))] =
         s.events_by_op[static_cast<std::size_t>(op)];
   nlohmann::json runs = nlohmann::json::array();
-  for (const RunSummary& r : s.runs)
-    runs.push_back({{"label", r.label},
-                    {"allocations", r.allocations},
-                    {"frees", r.frees},
-                    {"bytes_requested", r.bytes_requested},
-                    {"peak_live_bytes", r.peak_live_bytes},
-                    {"duration_ns", r.duration_ns},
-                    {"ended", r.ended}});
+  if (with_runs)
+    for (const RunSummary& r : s.runs) runs.push_back(to_json(r));
   nlohmann::json out = {
       {"source", s.source},
       {"events", s.events},

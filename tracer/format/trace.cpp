@@ -235,18 +235,31 @@ Event Trace::event(std::size_t i) const {
   return e;
 }
 
-std::size_t Trace::memory_bytes() const {
-  std::size_t bytes =
+Trace::MemoryParts Trace::memory_parts() const {
+  MemoryParts parts;
+  parts.column_bytes =
       time_ns_.capacity() * sizeof(std::uint64_t) + address_.capacity() * sizeof(std::uint64_t) +
       size32_.capacity() * sizeof(std::uint32_t) + origin_.capacity() * sizeof(std::uint16_t) +
-      attrs_.capacity() * sizeof(std::uint16_t) + big_sizes_.capacity() * sizeof(big_sizes_[0]) +
-      origins_.capacity() * sizeof(Origin);
-  for (const auto& [index, text] : labels_) bytes += sizeof(index) + sizeof(text) + text.capacity();
-  bytes += stack_ids_.capacity() * sizeof(stack_ids_[0]);
+      attrs_.capacity() * sizeof(std::uint16_t);
+  parts.big_size_slots = big_sizes_.capacity();
+  parts.stack_id_slots = stack_ids_.capacity();
+  for (const auto& [index, text] : labels_)
+    parts.label_bytes += sizeof(index) + sizeof(text) + text.capacity();
+  parts.table_bytes = origins_.capacity() * sizeof(Origin);
   for (const StackFrame& f : frames_)
-    bytes += sizeof(f) + f.function.capacity() + f.module.capacity();
-  for (const auto& stack : stacks_) bytes += sizeof(stack) + stack.capacity() * sizeof(stack[0]);
-  return bytes;
+    parts.table_bytes += sizeof(f) + f.function.capacity() + f.module.capacity();
+  for (const auto& stack : stacks_)
+    parts.table_bytes += sizeof(stack) + stack.capacity() * sizeof(stack[0]);
+  return parts;
+}
+
+static_assert(Trace::MemoryParts::column_bytes_per_event ==
+              2 * sizeof(std::uint64_t) + sizeof(std::uint32_t) + 2 * sizeof(std::uint16_t));
+
+std::size_t Trace::MemoryParts::bytes() const {
+  return column_bytes + big_size_slots * sizeof(std::pair<std::uint64_t, std::uint64_t>) +
+         stack_id_slots * sizeof(std::pair<std::uint64_t, std::uint32_t>) + label_bytes +
+         table_bytes;
 }
 
 bool Trace::operator==(const Trace& other) const {

@@ -25,9 +25,17 @@ struct ReportContext {
 };
 
 nlohmann::json metrics_json(const Metrics& metrics);
-nlohmann::json result_json(const StrategyResult& result);
+// `with_runs` false leaves "runs" an empty array (run_json makes each entry).
+nlohmann::json result_json(const StrategyResult& result, bool with_runs = true);
+nlohmann::json run_json(const RunMetrics& run);
 nlohmann::json make_report(const TraceSummary& trace, const std::vector<StrategyResult>& results,
                            const ReportContext& context);
+// Writes make_report(trace, results, context) exactly as `out << std::setw(1) << report` would,
+// byte for byte, but makes the run lists (one entry per run of the trace, and per run and
+// strategy) one entry at a time: for a trace of many runs the whole document would take more
+// memory than the replay did.
+void write_report(std::ostream& out, const TraceSummary& trace,
+                  const std::vector<StrategyResult>& results, const ReportContext& context);
 
 // Reads back what result_json wrote (for merging shard reports and for the GUI). Throws
 // InputError naming `source` and the key that is missing or wrong.

@@ -4,6 +4,7 @@
 // runs and a damaged chunk costs only that chunk. docs/alt-format.md has the byte layout.
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,29 @@ Trace parse_alt(std::vector<std::uint8_t> bytes, const std::string& name,
 // decompressed and returned; damage found becomes warnings as in read_alt. A payload whose
 // checksum holds but whose encoding is bad is only found by read_alt.
 Trace read_alt_tail(const std::string& path, AltLoadStats* stats = nullptr);
+
+// What a streamed read gives besides the events it hands over: what read_alt's Trace would
+// carry (its metadata, warnings, final origin table and memory_bytes()).
+struct AltStreamResult {
+  nlohmann::json metadata = nlohmann::json::object();
+  std::vector<std::string> warnings;
+  std::vector<Origin> origins;
+  std::uint64_t memory_bytes = 0;
+};
+
+// read_alt for a trace too large to hold: the file is read and decoded a batch of chunks at a
+// time, and each batch is handed to `consume` as a Trace of that batch's events only (origin,
+// frame and stack tables are file-wide and grow from batch to batch, exactly as read_alt builds
+// them). Before the first batch, `begin` is told how many events the chunks with an intact
+// header hold (an upper bound: damaged payloads hold fewer). Same errors and warnings as
+// read_alt; no more than a batch of events and one window of the file is held at a time.
+// A batch is whole chunks of at most `batch_events` events together (one chunk if larger).
+inline constexpr std::uint64_t alt_stream_batch_events = std::uint64_t{1} << 21;
+AltStreamResult stream_alt(const std::string& path,
+                           const std::function<void(std::uint64_t events)>& begin,
+                           const std::function<void(const Trace& batch)>& consume,
+                           AltLoadStats* stats = nullptr,
+                           std::uint64_t batch_events = alt_stream_batch_events);
 
 // True if the file starts with the .alt magic (used to pick a reader without trusting names).
 bool looks_like_alt(const std::string& path);

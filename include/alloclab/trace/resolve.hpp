@@ -3,6 +3,7 @@
 // replay model of STRATEGIES.md: alloc(id, size), free(id), run_begin, run_end.
 // Anomalies are counted by kind and never fatal.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,14 +44,15 @@ struct RunInfo {
   std::uint64_t end_time_ns = 0;
 };
 
+// Per operation 16 bytes and per allocation 10: what a replay holds for the whole trace, so
+// nothing else is kept per allocation (an allocation's and its free's times are the times of
+// its alloc and free operations).
 struct ResolvedTrace {
   std::vector<ResolvedOp> ops;
-  std::vector<std::uint64_t> op_time_ns;     // time of each op (for time series and runs)
-  std::vector<std::uint64_t> alloc_size;     // by allocation id: requested bytes
-  std::vector<std::uint16_t> alloc_origin;   // by allocation id: index into Trace::origins()
-  std::vector<std::uint64_t> alloc_time_ns;  // by allocation id
-  std::vector<std::uint64_t> free_time_ns;   // by allocation id; UINT64_MAX while never freed
-  std::vector<Origin> origins;               // copy of the trace's origin table
+  std::vector<std::uint64_t> op_time_ns;    // time of each op (for time series and runs)
+  std::vector<std::uint64_t> alloc_size;    // by allocation id: requested bytes
+  std::vector<std::uint16_t> alloc_origin;  // by allocation id: index into Trace::origins()
+  std::vector<Origin> origins;              // copy of the trace's origin table
   std::vector<RunInfo> runs;
   // The trace had no run markers: the whole trace is one run. A run_begin comes first and no
   // run_end follows (the run ends with the trace, after the last operation, so like any final
@@ -67,5 +69,28 @@ struct ResolvedTrace {
 };
 
 ResolvedTrace resolve(const Trace& trace);
+
+// Resolution of a trace that arrives in parts, in order (a streamed load, which never holds all
+// the events at once). resolve(trace) is this with the whole trace as its only part, so both
+// give the same result.
+class StreamResolver {
+ public:
+  // `expected_events` (0 if unknown) sizes the operation columns once, so they never grow by
+  // copying (which would briefly hold them twice).
+  explicit StreamResolver(std::uint64_t expected_events = 0);
+  ~StreamResolver();
+  StreamResolver(const StreamResolver&) = delete;
+  StreamResolver& operator=(const StreamResolver&) = delete;
+
+  // All the events of `part` come after those of the parts before. Its origin indices refer to
+  // part.origins(), a table that parts share and that only grows from part to part.
+  void add(const Trace& part);
+  // `origins` is the final origin table (the last part's).
+  ResolvedTrace finish(const std::vector<Origin>& origins);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace alloclab

@@ -3,6 +3,7 @@
 // The same structure is the `trace` object of every replay report.
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,7 +72,31 @@ struct TraceSummary {
 
 TraceSummary summarize(const Trace& trace, const ResolvedTrace& resolved);
 
-nlohmann::json to_json(const TraceSummary& summary);
+// What a summary takes from the events themselves (counts by op, first and last time), for a
+// trace seen in parts, in order.
+class EventTally {
+ public:
+  void add(const Trace& part);
+
+ private:
+  friend TraceSummary summarize(const EventTally&, const ResolvedTrace&, std::uint64_t,
+                                std::vector<std::string>);
+  std::uint64_t events_ = 0;
+  std::array<std::uint64_t, op_count> by_op_{};
+  std::uint64_t segment_events_ = 0;
+  std::uint64_t first_time_ns_ = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t last_time_ns_ = 0;
+};
+
+// summarize() of a trace seen in parts: `memory_bytes` and `warnings` are what the whole
+// Trace would have said (Trace::memory_bytes(), Trace::warnings).
+TraceSummary summarize(const EventTally& events, const ResolvedTrace& resolved,
+                       std::uint64_t memory_bytes, std::vector<std::string> warnings);
+
+// `with_runs` false leaves "runs" an empty array, for a writer that adds the runs one at a
+// time (to_json(RunSummary) each).
+nlohmann::json to_json(const TraceSummary& summary, bool with_runs = true);
+nlohmann::json to_json(const RunSummary& run);
 nlohmann::json to_json(const Anomalies& anomalies);
 
 }  // namespace alloclab

@@ -129,7 +129,19 @@ class Trace {
   void clear_events();
 
   // Bytes held by the event columns and side tables (what "bytes/event in memory" measures).
-  std::size_t memory_bytes() const;
+  std::size_t memory_bytes() const { return memory_parts().bytes(); }
+  // memory_bytes() by part, so that a streamed load, whose events pass through a small Trace a
+  // batch at a time, can report what the whole trace would have held.
+  struct MemoryParts {
+    std::size_t column_bytes = 0;    // capacity of the event columns
+    std::size_t big_size_slots = 0;  // capacity of the big-size table
+    std::size_t stack_id_slots = 0;  // capacity of the stack-id table
+    std::size_t label_bytes = 0;     // labels with their indices
+    std::size_t table_bytes = 0;     // origins, frames and stacks
+    std::size_t bytes() const;
+    static constexpr std::size_t column_bytes_per_event = 24;
+  };
+  MemoryParts memory_parts() const;
 
   // Free-form metadata carried by the file header: tool version, command line, host, clock
   // source, devices, importer notes.

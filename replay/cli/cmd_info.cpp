@@ -69,6 +69,9 @@ void print_text(const TraceSummary& s) {
   std::printf("also         free(NULL) %s, failed allocations %s, unterminated runs %s\n",
               grouped(a.free_null).c_str(), grouped(a.failed_allocs).c_str(),
               grouped(a.unterminated_runs).c_str());
+  if (a.inherited_frees > 0)
+    std::printf("inherited    %s frees of blocks allocated before the fork this trace starts at\n",
+                grouped(a.inherited_frees).c_str());
   if (s.segment_events > 0) {
     std::printf("segments     %s allocated (%s), %s freed: the recorded allocator's own calls\n",
                 grouped(s.segment_allocs).c_str(), human_bytes(s.segment_bytes_allocated).c_str(),

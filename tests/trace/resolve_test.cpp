@@ -50,6 +50,23 @@ TEST(Resolve, free_of_unknown_address_is_counted_and_skipped) {
   EXPECT_EQ(ops_text(r), "B a0");
 }
 
+TEST(Resolve, a_trace_that_starts_at_a_fork_counts_unknown_frees_as_inherited) {
+  Trace forked =
+      make_trace({alloc_event(0x10, 8), free_event(0x99), free_event(0x10), free_event(0x10)});
+  forked.metadata["image"] = "fork";
+  const ResolvedTrace r = resolve(forked);
+  EXPECT_EQ(r.anomalies.inherited_frees, 1u);
+  EXPECT_EQ(r.anomalies.free_unknown, 0u);
+  EXPECT_EQ(r.anomalies.double_free, 1u);  // still an error: the child freed its own block twice
+  EXPECT_EQ(r.anomalies.total(), 1u);
+  EXPECT_EQ(ops_text(r), "B a0 f0");
+
+  Trace root = forked;
+  root.metadata["image"] = "root";
+  EXPECT_EQ(resolve(root).anomalies.free_unknown, 1u);
+  EXPECT_EQ(resolve(root).anomalies.inherited_frees, 0u);
+}
+
 TEST(Resolve, second_free_of_an_address_is_a_double_free) {
   const ResolvedTrace r =
       resolve(make_trace({alloc_event(0x10, 8), free_event(0x10), free_event(0x10)}));

@@ -32,6 +32,8 @@ class StreamResolver::Impl {
   }
 
   void add(const Trace& part) {
+    started_at_fork_ = part.metadata.is_object() && part.metadata.contains("image") &&
+                       part.metadata["image"] == "fork";
     for (std::size_t i = 0; i < part.size(); ++i) {
       if (markers_ != Markers::some) decide_markers(part, i);
       step(part, i);
@@ -180,7 +182,7 @@ class StreamResolver::Impl {
     if (device.freed.find(address))
       ++out_.anomalies.double_free;
     else
-      ++out_.anomalies.free_unknown;
+      ++(started_at_fork_ ? out_.anomalies.inherited_frees : out_.anomalies.free_unknown);
   }
 
   ResolvedTrace out_;
@@ -188,6 +190,7 @@ class StreamResolver::Impl {
   DeviceAddresses* last_device_ = nullptr;
   DeviceId last_device_id_ = 0;
   bool in_run_ = false;
+  bool started_at_fork_ = false;
   Markers markers_ = Markers::unknown;
   bool seen_event_ = false;
   std::uint64_t first_time_ = 0;

@@ -168,6 +168,7 @@ TraceSummary summarize(const EventTally& events, const ResolvedTrace& resolved,
 
 nlohmann::json to_json(const Anomalies& a) {
   return {{"free_unknown", a.free_unknown},
+          {"inherited_frees", a.inherited_frees},
           {"double_free", a.double_free},
           {"alloc_over_live", a.alloc_over_live},
           {"free_null", a.free_null},

@@ -19,7 +19,10 @@ struct ResolvedOp {
 };
 
 struct Anomalies {
-  std::uint64_t free_unknown = 0;         // free of an address never allocated (or long gone)
+  std::uint64_t free_unknown = 0;  // free of an address never allocated (or long gone)
+  // In the trace of a process recorded from its fork on (metadata "image": "fork"), a free of an
+  // unknown address is of a block allocated before the fork: expected, not an error.
+  std::uint64_t inherited_frees = 0;
   std::uint64_t double_free = 0;          // free of an address already freed and not reallocated
   std::uint64_t alloc_over_live = 0;      // alloc at a live address: a missed free, fixed up
   std::uint64_t free_null = 0;            // free(0): legal, ignored

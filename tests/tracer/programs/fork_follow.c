@@ -25,11 +25,14 @@ static void* helper(void* arg) {
   return NULL;
 }
 
-static void child(const char* counts, int aborts) {
+/* `inherited`: the parent's block from before the fork, which the child frees (outside its run):
+ * its trace starts at the fork, so that is a free of a block it never saw allocated. */
+static void child(const char* counts, int aborts, void* inherited) {
   static void* kept[child_blocks];
   char path[512];
   snprintf(path, sizeof path, "%s.%d", counts, (int)getpid());
   unsigned long long allocs = 0, frees = 0;
+  free(inherited);
   alloclab_run_begin("child");
   for (int i = 0; i < child_blocks; ++i) {
     kept[i] = malloc(7000 + i % 1000);
@@ -62,7 +65,7 @@ int main(int argc, char** argv) {
     void* before = malloc(5000);
     ++allocs;
     pid_t pid = fork();
-    if (pid == 0) child(argv[1], aborts);
+    if (pid == 0) child(argv[1], aborts, before);
     int status;
     waitpid(pid, &status, 0);
     expected_ends += aborts ? WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT

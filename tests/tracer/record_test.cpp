@@ -186,6 +186,26 @@ TEST(Record, run_markers_from_c) {
   EXPECT_EQ(marks, 3u);
 }
 
+TEST(Record, a_flood_of_markers_keeps_every_label) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string counts = dir.file("counts.txt");
+  const Recorded r =
+      record(dir.file("flood.alt"), std::string(TORTURE_MARKERS) + " " + counts + " flood");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Trace trace = read_alt(dir.file("flood.alt"));
+  const ResolvedTrace resolved = resolve(trace);
+  ASSERT_EQ(resolved.runs.size(), 1u);
+  EXPECT_EQ(resolved.runs[0].label, "flood");
+  std::uint64_t next = 0;  // the marks in program order, each with its own label
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    if (trace.op(i) != Op::mark) continue;
+    ASSERT_EQ(trace.label(i), "m" + std::to_string(next)) << "event " << i;
+    ++next;
+  }
+  EXPECT_EQ(next, read_counts(counts).at("marks"));
+}
+
 TEST(Record, markers_cost_nothing_without_the_tracer) {
   ScratchDir dir;
   const std::string counts = dir.file("counts.txt");

@@ -11,4 +11,8 @@ void resolve_real_functions();
 // Before exec replaces this image: every event so far goes to the file (lifecycle.cpp's hooks).
 void flush_before_exec();
 
+// Asks the writer thread for a flush soon, without waiting for it; false when there is no
+// writer thread (not started, or already stopped at exit) or when called from it.
+bool request_flush_soon();
+
 }  // namespace alloclab::preload

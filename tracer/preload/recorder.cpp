@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "clock.hpp"
+#include "preload.hpp"
 #include "stacks.hpp"
 
 namespace alloclab::preload {
@@ -91,7 +92,7 @@ Buffer* acquire_buffer(Buffer* full) {
     g.live_buffers.fetch_add(1, std::memory_order_relaxed);
   }
   if (t_tid == 0) t_tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
-  fresh->thread = t_tid;  // the rest is zero: fresh mmap'ed memory, or reset by recycle_buffer
+  fresh->thread = t_tid;  // the rest is fresh mmap'ed zeros, or as recycle_buffer left it
   Buffer* head = g.new_buffers.load(std::memory_order_relaxed);
   do {
     fresh->next_new = head;
@@ -249,7 +250,26 @@ void record_event(std::uint8_t op, std::uint8_t kind, std::uint64_t address, std
   complete_record(begin_record(), op, kind, address, size, alignment);
 }
 
+namespace {
+
+// A program that marks faster than the writer takes labels out of the ring (4,096 between two
+// flushes) would overwrite labels not yet written: it waits for a flush instead. At most ~100 ms,
+// so a marker in a signal handler that interrupted a record (which the flush waits for) can
+// never deadlock; past that a label may be lost, and the writer then says "(label lost)".
+void wait_for_label_room() {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::uint64_t taken = g.label_next.load(std::memory_order_relaxed);
+    if (taken - g.labels_collected.load(std::memory_order_acquire) < label_slots) return;
+    if (!request_flush_soon()) return;
+    const timespec pause{0, 1'000'000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
+}  // namespace
+
 void record_marker(std::uint8_t op, const char* label) {
+  wait_for_label_room();
   const Pending pending = begin_record();
   if (!pending.record) return;
   const std::uint64_t index = g.label_next.fetch_add(1, std::memory_order_relaxed) % label_slots;

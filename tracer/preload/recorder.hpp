@@ -97,6 +97,9 @@ struct Globals {
   std::atomic<std::uint64_t> dropped{0};
   std::atomic<bool> final_flush_done{false};  // no writer any more: never wait for one
   std::atomic<std::uint64_t> label_next{0};
+  // Labels taken below this number are written (the writer sets it after each flush), so the
+  // ring's slots below it may be reused.
+  std::atomic<std::uint64_t> labels_collected{0};
   std::uint64_t min_size = 0;
   int max_buffers = 128;
   int pid = 0;

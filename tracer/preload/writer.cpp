@@ -292,14 +292,19 @@ void flush_locked(bool bounded) {
     std::vector<MovedRealloc>& moved = *g_moved;
     items.clear();
     moved.clear();
+    // A marker takes its label after its sequence number: every label below `labels` belongs to
+    // a marker numbered below S, and so is written by this flush.
+    const std::uint64_t labels = g.label_next.load(std::memory_order_seq_cst);
     const std::uint64_t S = g.seq.load(std::memory_order_seq_cst);
     // Also after a failure: the buffers must still be emptied and given back.
     collect(S, bounded, items, moved);
     g_emitted_below = S;
-    if (g_write_failed) return;
-    g_clock.calibrate();
-    order_moved_reallocs(items, moved);
-    write_items(items);
+    if (!g_write_failed) {
+      g_clock.calibrate();
+      order_moved_reallocs(items, moved);
+      write_items(items);
+    }
+    g.labels_collected.store(labels, std::memory_order_release);
   } catch (const std::exception& e) {
     stop_writing(e.what());
   }
@@ -502,6 +507,12 @@ void initialize() {
   const bool traced = decision.traced && getauxval(AT_SECURE) == 0;
   g.state.store(static_cast<int>(traced ? State::enabled : State::disabled),
                 std::memory_order_release);
+}
+
+bool request_flush_soon() {
+  if (!g_writer_running.load() || t_is_writer) return false;
+  g_flush_requests.fetch_add(1);
+  return true;
 }
 
 void flush_before_exec() {

@@ -23,37 +23,40 @@ static volatile uint64_t sink;
 static uint64_t counter;
 enum { calls = 10000000, runs = 5 };
 
-static double tsc_once(void) {
-  uint64_t sum = 0;
-  const double start = seconds();
+/* Seconds for `calls` evaluations of EXPR, summed so none is optimised away. A macro, not a
+ * function taking a callback: a call per evaluation would cost as much as what is measured. */
+#define TIME_CALLS(EXPR)                                     \
+  do {                                                       \
+    uint64_t sum = 0;                                        \
+    const double start = seconds();                          \
+    for (int i = 0; i < calls; ++i) sum += (uint64_t)(EXPR); \
+    const double elapsed = seconds() - start;                \
+    sink = sum;                                              \
+    return elapsed;                                          \
+  } while (0)
+
+static uint64_t read_tsc(void) {
 #if defined(__x86_64__)
-  for (int i = 0; i < calls; ++i) sum += __rdtsc();
+  return __rdtsc();
+#else
+  return 0;
 #endif
-  const double elapsed = seconds() - start;
-  sink = sum;
-  return elapsed;
 }
 
+static uint64_t monotonic_nsec(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_nsec;
+}
+
+static double tsc_once(void) {
+  TIME_CALLS(read_tsc());
+}
 static double locked_once(void) {
-  uint64_t sum = 0;
-  const double start = seconds();
-  for (int i = 0; i < calls; ++i) sum += __atomic_fetch_add(&counter, 1, __ATOMIC_SEQ_CST);
-  const double elapsed = seconds() - start;
-  sink = sum;
-  return elapsed;
+  TIME_CALLS(__atomic_fetch_add(&counter, 1, __ATOMIC_SEQ_CST));
 }
-
 static double clock_once(void) {
-  uint64_t sum = 0;
-  const double start = seconds();
-  for (int i = 0; i < calls; ++i) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    sum += (uint64_t)t.tv_nsec;
-  }
-  const double elapsed = seconds() - start;
-  sink = sum;
-  return elapsed;
+  TIME_CALLS(monotonic_nsec());
 }
 
 static double best_ns(double (*once)(void)) {

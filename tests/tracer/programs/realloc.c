@@ -14,9 +14,19 @@ static unsigned long long separate(void) {
   return 1;
 }
 
+static unsigned long long allocs, frees, in_place, moved;
+
+/* A successful realloc of the block that was at `before`: one free and one alloc. */
+static void count_realloc(uintptr_t before, const char* q) {
+  ++allocs, ++frees;
+  if ((uintptr_t)q == before)
+    ++in_place;
+  else
+    ++moved;
+}
+
 int main(int argc, char** argv) {
   (void)argc;
-  unsigned long long allocs = 0, frees = 0, in_place = 0, moved = 0;
   alloclab_run_begin("work");
   for (int chain = 0; chain < 50; ++chain) {
     /* A block that blocks growth now and then, so some steps must move. Allocated first and
@@ -29,11 +39,7 @@ int main(int argc, char** argv) {
       uintptr_t before = (uintptr_t)p;
       char* q = chain % 3 == 0 ? reallocarray(p, size, 1) : realloc(p, size);
       if (!q) return 1;
-      ++allocs, ++frees;
-      if ((uintptr_t)q == before)
-        ++in_place;
-      else
-        ++moved;
+      count_realloc(before, q);
       q[size - 1] = 1;
       p = q;
     }
@@ -56,7 +62,7 @@ int main(int argc, char** argv) {
    * buffer. About thirteen slots per round and buffers of 65,536 slots: the boundary falls on
    * every position of the round within a few buffers. A small block allocated and freed at once
    * keeps neighbouring events of two steps from looking like a realloc (markers would do, but
-   * this many would overrun the tracer's label ring). */
+   * this many would wait for the writer to empty the tracer's label ring). */
   alloclab_run_begin("work");
   for (int round = 0; round < 150000; ++round) {
     char* p = malloc(64);
@@ -67,11 +73,7 @@ int main(int argc, char** argv) {
     uintptr_t before = (uintptr_t)p;
     char* q = realloc(p, 4096);
     if (!q) return 1;
-    ++allocs, ++frees;
-    if ((uintptr_t)q == before)
-      ++in_place;
-    else
-      ++moved;
+    count_realloc(before, q);
     q[4095] = 1;
     allocs += separate(), frees += 1;
     free(b);

@@ -172,10 +172,18 @@ TEST(StreamLoad, every_synthetic_shape_loads_the_same_streamed) {
   }
 }
 
+// The trace of a --follow-fork child: its frees of unknown blocks are inherited, not anomalies.
+Trace forked_trace() {
+  Trace t = eventful_trace();
+  t.metadata["image"] = "fork";
+  return t;
+}
+
 TEST(StreamLoad, runs_anomalies_origins_segments_and_stacks_load_the_same_streamed) {
   for (const auto& [name, trace] :
        {std::pair{"eventful", eventful_trace()}, std::pair{"markerless", markerless_trace()},
-        std::pair{"late", late_marker_trace()}, std::pair{"segment", segment_marker_trace()}}) {
+        std::pair{"late", late_marker_trace()}, std::pair{"segment", segment_marker_trace()},
+        std::pair{"forked", forked_trace()}}) {
     TempFile file(std::string(name) + ".alt");
     written(trace, file);
     expect_streamed_equals_whole(file.path());

@@ -141,7 +141,9 @@ class AltLoader {
     stats.file_bytes = source_.size();
     AltStreamResult result;
     std::vector<ChunkJob> jobs = scan_chunks(parse_header(), stats);
-    result.metadata = std::move(trace_.metadata);
+    // A copy: the batches keep the metadata too (resolution reads it: a trace that starts at a
+    // fork counts frees of unknown blocks as inherited).
+    result.metadata = trace_.metadata;
     std::uint64_t slots = 0;
     for (const ChunkJob& job : jobs) slots += job.header.events;
     begin(slots);

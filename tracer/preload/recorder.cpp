@@ -189,7 +189,7 @@ Pending begin_slots(std::uint32_t count) {
     // for every reserved slot, so it is completed as nothing.
     if (slot < buffer_records) {
       Record& left = b->records[slot];
-      left.size_op = pack_size_op(0, op_skip, 0, 0);
+      left.size_op = pack_size_op(0, op_skip, 0);
       left.seq_plus1.store(g.seq.fetch_add(1, std::memory_order_seq_cst) + 1,
                            std::memory_order_release);
     }
@@ -223,13 +223,12 @@ Pending begin_record_pair() {
 }
 
 void complete_record(const Pending& pending, std::uint8_t op, std::uint8_t kind,
-                     std::uint64_t address, std::uint64_t size, std::uint64_t alignment,
-                     std::uint8_t flags) {
+                     std::uint64_t address, std::uint64_t size, std::uint64_t alignment) {
   Record* r = pending.record;
   if (!r) return;
   r->ticks = now_ticks();
   r->address_align = address | alignment_code(alignment) << field_bits;
-  r->size_op = pack_size_op(size, op, kind, flags);
+  r->size_op = pack_size_op(size, op, kind);
   if (pending.frames && op == 0) store_stack(pending);
   r->seq_plus1.store(pending.seq + 1, std::memory_order_release);
 }
@@ -240,9 +239,9 @@ void complete_moved_realloc(const Pending& pending, std::uint64_t address, std::
   if (!r) return;
   Record& pair = r[1];
   pair.address_align = free_seq;
-  pair.size_op = pack_size_op(0, op_pair, 0, 0);
+  pair.size_op = pack_size_op(0, op_pair, 0);
   pair.seq_plus1.store(pending.seq + 1, std::memory_order_release);
-  complete_record(pending, 0, 0, address, size, 0, flag_realloc_new);
+  complete_record(pending, 0, 0, address, size, 0);
 }
 
 void record_event(std::uint8_t op, std::uint8_t kind, std::uint64_t address, std::uint64_t size,

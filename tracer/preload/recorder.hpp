@@ -25,7 +25,6 @@ namespace alloclab::preload {
 // address field holds the sequence number of the realloc's free(old).
 inline constexpr std::uint8_t op_skip = 7;
 inline constexpr std::uint8_t op_pair = 6;
-inline constexpr std::uint8_t flag_realloc_new = 1;  // alloc(new) of a realloc that moved
 
 // Two records per cache line: the program writes every byte of them and the writer thread reads
 // them from another core, so their size is most of the tracer's memory traffic. User space is
@@ -39,14 +38,12 @@ struct Record {
   std::uint64_t ticks;  // clock.hpp: converted to nanoseconds by the writer
   // address | alignment code << 56 (0: none, else log2 + 1). Markers: index into the label ring.
   std::uint64_t address_align;
-  std::uint64_t size_op;  // size | op << 56 | kind << 59 | flags << 62
+  std::uint64_t size_op;  // size | op << 56 | kind << 59
 };
 static_assert(sizeof(Record) == 32);
 
-inline std::uint64_t pack_size_op(std::uint64_t size, std::uint8_t op, std::uint8_t kind,
-                                  std::uint8_t flags) {
-  return (size & field_mask) | std::uint64_t{op} << 56 | std::uint64_t{kind} << 59 |
-         std::uint64_t{flags} << 62;
+inline std::uint64_t pack_size_op(std::uint64_t size, std::uint8_t op, std::uint8_t kind) {
+  return (size & field_mask) | std::uint64_t{op} << 56 | std::uint64_t{kind} << 59;
 }
 inline std::uint64_t record_size(std::uint64_t size_op) {
   return size_op & field_mask;
@@ -56,9 +53,6 @@ inline std::uint8_t record_op(std::uint64_t size_op) {
 }
 inline std::uint8_t record_kind(std::uint64_t size_op) {
   return static_cast<std::uint8_t>(size_op >> 59 & 7);
-}
-inline std::uint8_t record_flags(std::uint64_t size_op) {
-  return static_cast<std::uint8_t>(size_op >> 62);
 }
 
 inline constexpr std::uint32_t buffer_records = 65536;
@@ -145,8 +139,7 @@ Pending begin_record();
 // companion (the writer finds the companion right after the record, in the same flush).
 Pending begin_record_pair();
 void complete_record(const Pending& pending, std::uint8_t op, std::uint8_t kind,
-                     std::uint64_t address, std::uint64_t size, std::uint64_t alignment,
-                     std::uint8_t flags = 0);
+                     std::uint64_t address, std::uint64_t size, std::uint64_t alignment);
 // Completes both slots of begin_record_pair: alloc(new) of a moved realloc.
 void complete_moved_realloc(const Pending& pending, std::uint64_t address, std::uint64_t size,
                             std::uint64_t free_seq);

@@ -1,29 +1,15 @@
-/* fork without exec for --follow-fork: while helper threads allocate, the parent forks children
+/* fork without exec for --follow-fork: while busy threads allocate, the parent forks children
  * that allocate in a run of their own and report their counters in COUNTS.<pid>. With the
  * argument "abort" each child aborts in the middle of its run instead of finishing it. */
-#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
+#include "busy_threads.h"
 #include "torture.h"
 
-enum { helpers = 3, children = 6, child_blocks = 2000 };
-static pthread_barrier_t start, done;
-static volatile int stop;
-static unsigned long long helper_allocs[helpers];
-
-static void* helper(void* arg) {
-  int id = (int)(long)arg;
-  pthread_barrier_wait(&start);
-  while (!stop) {
-    free(torture_keep(malloc(100 + id)));
-    ++helper_allocs[id];
-  }
-  pthread_barrier_wait(&done);
-  return NULL;
-}
+enum { children = 6, child_blocks = 2000 };
 
 /* `inherited`: the parent's block from before the fork, which the child frees (outside its run):
  * its trace starts at the fork, so that is a free of a block it never saw allocated. */
@@ -54,13 +40,10 @@ static void child(const char* counts, int aborts, void* inherited) {
 
 int main(int argc, char** argv) {
   const int aborts = argc > 2 && strcmp(argv[2], "abort") == 0;
-  pthread_t t[helpers];
-  pthread_barrier_init(&start, NULL, helpers + 1);
-  pthread_barrier_init(&done, NULL, helpers + 1);
-  for (long i = 0; i < helpers; ++i) pthread_create(&t[i], NULL, helper, (void*)i);
+  busy_threads_create();
   unsigned long long allocs = 0, expected_ends = 0;
   alloclab_run_begin("work");
-  pthread_barrier_wait(&start);
+  busy_threads_go();
   for (int round = 0; round < children; ++round) {
     void* before = malloc(5000);
     ++allocs;
@@ -72,11 +55,9 @@ int main(int argc, char** argv) {
                             : WIFEXITED(status) && WEXITSTATUS(status) == 0;
     free(before);
   }
-  stop = 1;
-  pthread_barrier_wait(&done);
-  for (int i = 0; i < helpers; ++i) allocs += helper_allocs[i];
+  allocs += busy_threads_stop();
   alloclab_run_end();
-  for (int i = 0; i < helpers; ++i) pthread_join(t[i], NULL);
+  busy_threads_join();
   torture_count(argv[1], "allocs", allocs);
   torture_count(argv[1], "frees", allocs);
   torture_count(argv[1], "children_as_expected", expected_ends);

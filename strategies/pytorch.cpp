@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <iterator>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -85,12 +86,14 @@ namespace {
 struct Node;
 
 // An entry of a pool: BlockComparatorSize's key (stream, size, address), kept inside the tree
-// so a search never has to follow a pointer to compare.
+// so a search never has to follow a pointer to compare. The fields are mutable so that
+// Impl::rekey can rewrite a key in place when the new key keeps the entry's place in the order
+// (which is what std::set requires); nothing else writes them while the entry is in a pool.
 struct PoolEntry {
-  std::uint64_t stream;
-  std::uint64_t size;
-  std::uint64_t address;
-  Node* node;
+  mutable std::uint64_t stream;
+  mutable std::uint64_t size;
+  mutable std::uint64_t address;
+  mutable Node* node;
 };
 struct ByStreamSizeAddress {
   bool operator()(const PoolEntry& a, const PoolEntry& b) const {
@@ -238,32 +241,63 @@ struct PyTorchCachingStrategy::Impl {
 
   Pool& pool_of(const Node* n) { return n->segment->small ? small_blocks : large_blocks; }
   void update_cached() { stats.cached_bytes = reserved - allocated; }
-  void cache(Node* n) {
-    const PoolEntry entry{n->stream, n->size, n->address, n};
+  // Writes n's key into an entry field by field. Copying a PoolEntry built on the stack made GCC
+  // store it in 8-byte halves and reload it in 16-byte ones: a store-forwarding stall, which perf
+  // showed as the hottest instruction of the hit path's free.
+  static void set_entry(const PoolEntry& e, Node* n) {
+    e.stream = n->stream;
+    e.size = n->size;
+    e.address = n->address;
+    e.node = n;
+  }
+  // `pool` is pool_of(n).
+  void cache(Pool& pool, Node* n) {
     if (spare_entries.empty()) {
-      n->where = pool_of(n).insert(entry).first;
+      n->where = pool.insert(PoolEntry{n->stream, n->size, n->address, n}).first;
       return;
     }
     Pool::node_type spare = std::move(spare_entries.back());
     spare_entries.pop_back();
-    spare.value() = entry;
-    n->where = pool_of(n).insert(std::move(spare)).position;
+    set_entry(spare.value(), n);
+    n->where = pool.insert(std::move(spare)).position;
   }
   void uncache(Pool& pool, Pool::iterator where) { spare_entries.push_back(pool.extract(where)); }
 
+  // Makes `n`, a cached piece whose address or size changed, the owner of the pool entry
+  // `where` (its own or that of a neighbour it absorbed) under its new key. Splits and merges do
+  // this, and the new key usually still sorts between the entry's neighbours (always when the
+  // piece is its stream's only one in the pool, as in a steady allocate/free loop): then the key
+  // is rewritten in place, with no rebalancing of the tree. Otherwise the tree node moves (no
+  // allocation). Either way the pool holds the same keys as erase + insert would leave, so every
+  // later search gives the same answer.
+  void rekey(Pool& pool, Pool::iterator where, Node* n) {
+    const PoolEntry entry{n->stream, n->size, n->address, n};
+    const ByStreamSizeAddress less;
+    const bool after_prev = where == pool.begin() || less(*std::prev(where), entry);
+    const bool before_next = std::next(where) == pool.end() || less(entry, *std::next(where));
+    if (after_prev && before_next) {
+      set_entry(*where, n);
+      n->where = where;
+      return;
+    }
+    Pool::node_type moved = pool.extract(where);
+    set_entry(moved.value(), n);
+    n->where = pool.insert(std::move(moved)).position;
+  }
+
   // get_free_block: the smallest cached piece of the same pool and stream with size >= `size`,
-  // subject to the two oversize rules. Only that one candidate is considered.
-  Node* get_free_block(Pool& pool, std::uint64_t stream, std::uint64_t size) {
-    auto it = pool.lower_bound(PoolEntry{stream, size, 0, nullptr});
-    if (it == pool.end() || it->stream != stream) return nullptr;
+  // subject to the two oversize rules. Only that one candidate is considered. Returns its pool
+  // entry (still in the pool: the caller either splits it, which keeps the entry for the rest,
+  // or uncaches it), or pool.end().
+  Pool::iterator get_free_block(Pool& pool, std::uint64_t stream, std::uint64_t size) const {
+    const auto it = pool.lower_bound(PoolEntry{stream, size, 0, nullptr});
+    if (it == pool.end() || it->stream != stream) return pool.end();
     const std::uint64_t max_split = options.max_split_size;
     // Do not return an oversize block for a request below max_split_size.
-    if (size < max_split && it->size >= max_split) return nullptr;
+    if (size < max_split && it->size >= max_split) return pool.end();
     // An oversize block may serve a large request, but only within kLargeBuffer of it.
-    if (size >= max_split && it->size >= size + pytorch::kLargeBuffer) return nullptr;
-    Node* n = it->node;
-    uncache(pool, it);
-    return n;
+    if (size >= max_split && it->size >= size + pytorch::kLargeBuffer) return pool.end();
+    return it;
   }
 
   // alloc_block: a new segment of `alloc_size` bytes, not in any pool yet.
@@ -349,7 +383,7 @@ struct PyTorchCachingStrategy::Impl {
   }
 
   // alloc_found_block's split: the front `size` bytes become a new piece that is handed out;
-  // the rest stays in place (same segment, same stream) and is cached.
+  // the rest stays in place (same segment, same stream) as `n`, shrunk. The caller caches it.
   Node* split(Node* n, std::uint64_t size) {
     Node* front = arena.make(n->address, size, n->stream, n->prev, n, n->segment);
     if (front->prev != nullptr) {
@@ -360,14 +394,15 @@ struct PyTorchCachingStrategy::Impl {
     n->prev = front;
     n->address += size;
     n->size -= size;
-    cache(n);
     return front;
   }
 
   // try_merge_blocks: absorb the neighbour `src` into `dst` (not in any pool) if it is free.
-  void try_merge(Node* dst, Node* src) {
-    if (src == nullptr || src->allocated) return;
-    uncache(pool_of(src), src->where);
+  // Returns src's pool entry, now stale (to be rekeyed or uncached by the caller), or
+  // pool.end() if src is not free.
+  Pool::iterator try_merge(Pool& pool, Node* dst, Node* src) {
+    if (src == nullptr || src->allocated) return pool.end();
+    const Pool::iterator where = src->where;
     if (dst->prev == src) {  // [src dst]
       dst->address = src->address;
       dst->prev = src->prev;
@@ -382,6 +417,7 @@ struct PyTorchCachingStrategy::Impl {
     }
     dst->size += src->size;
     arena.recycle(src);
+    return where;
   }
 
   std::optional<Block> allocate(std::uint64_t size, std::uint64_t stream) {
@@ -394,9 +430,20 @@ struct PyTorchCachingStrategy::Impl {
     const bool small = rounded <= pytorch::kSmallSize;
     Pool& pool = small ? small_blocks : large_blocks;
 
-    Node* n = get_free_block(pool, stream, rounded);
-    const bool hit = n != nullptr;
-    if (!hit) {
+    Node* n = nullptr;
+    const Pool::iterator found = get_free_block(pool, stream, rounded);
+    const bool hit = found != pool.end();
+    if (hit) {
+      n = found->node;
+      if (should_split(n, rounded)) {
+        // The rest keeps the found piece's pool entry: one rekey instead of erase + insert.
+        Node* rest = n;
+        n = split(rest, rounded);
+        rekey(pool, found, rest);
+      } else {
+        uncache(pool, found);
+      }
+    } else {
       const std::uint64_t alloc_size = pytorch::allocation_size(rounded);
       n = alloc_block(alloc_size, stream, small);
       if (n == nullptr && release_available_cached_blocks(pool, stream, rounded)) {
@@ -411,8 +458,12 @@ struct PyTorchCachingStrategy::Impl {
         update_cached();
         return std::nullopt;
       }
+      if (should_split(n, rounded)) {
+        Node* rest = n;
+        n = split(rest, rounded);
+        cache(pool, rest);
+      }
     }
-    if (should_split(n, rounded)) n = split(n, rounded);
     n->allocated = true;
     allocated += n->size;
     active.insert(n->address, n);
@@ -424,7 +475,9 @@ struct PyTorchCachingStrategy::Impl {
     return Block{n->address, n->size};
   }
 
-  // free / free_block: merge with free neighbours of the same segment, then cache.
+  // free / free_block: merge with free neighbours of the same segment, then cache. The merged
+  // piece takes over a free neighbour's pool entry when there is one (one rekey instead of
+  // erase + insert); with two free neighbours the second entry is dropped.
   void deallocate(const Block& block) {
     Node* n = active.find(block.address);
     if (n == nullptr || n->size != block.capacity) {
@@ -435,9 +488,17 @@ struct PyTorchCachingStrategy::Impl {
     active.erase(block.address);
     n->allocated = false;
     allocated -= n->size;
-    try_merge(n, n->prev);
-    try_merge(n, n->next);
-    cache(n);
+    Pool& pool = pool_of(n);
+    const Pool::iterator from_prev = try_merge(pool, n, n->prev);
+    const Pool::iterator from_next = try_merge(pool, n, n->next);
+    if (from_prev != pool.end()) {
+      if (from_next != pool.end()) uncache(pool, from_next);
+      rekey(pool, from_prev, n);
+    } else if (from_next != pool.end()) {
+      rekey(pool, from_next, n);
+    } else {
+      cache(pool, n);
+    }
     update_cached();
   }
 };

@@ -257,6 +257,43 @@ TEST(PyTorchStrategy, best_fit_takes_the_smallest_block_then_the_lowest_address)
   EXPECT_EQ(s.stats().slack_bytes, 3 * MiB);
 }
 
+// A split or a merge changes a cached piece's size, and with it its place in the best-fit order
+// (the implementation rewrites a key in place only when the order allows it). These two cases
+// move a piece past another one. All requests are small (<= 1 MiB): 2 MiB segments.
+TEST(PyTorchStrategy, a_split_rest_smaller_than_other_pieces_is_the_next_best_fit) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, {});
+  const Block a = take(s, 256 * KiB);  // segment 1: [a | 1792 KiB]
+  take(s, 1 * MiB);                    // hit: [a | 1 MiB | 768 KiB]
+  take(s, 768 * KiB);                  // hit, whole: segment 1 is all handed out
+  const Block c = take(s, 1 * MiB);    // segment 2: [c | 1 MiB]
+  s.deallocate(a);                     // cached: a (256 KiB), segment 2's rest (1 MiB)
+  // 900 KiB: the 1 MiB piece, split; its 124 KiB rest is now the smallest cached piece.
+  EXPECT_EQ(take(s, 900 * KiB), (Block{c.address + 1 * MiB, 900 * KiB}));
+  EXPECT_EQ(take(s, 100 * KiB), (Block{c.address + 1 * MiB + 900 * KiB, 100 * KiB}));
+  EXPECT_EQ(take(s, 200 * KiB), (Block{a.address, 200 * KiB}));
+  EXPECT_EQ(s.stats().hits, 5u);
+  EXPECT_EQ(up.allocs, 2u);
+}
+
+TEST(PyTorchStrategy, a_merged_piece_larger_than_other_pieces_is_not_the_best_fit) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, {});
+  const Block a = take(s, 256 * KiB);  // segment 1: [a | 1792 KiB]
+  take(s, 1 * MiB);                    // hit: [a | 1 MiB | 768 KiB]
+  take(s, 768 * KiB);                  // hit, whole: segment 1 is all handed out
+  const Block c = take(s, 128 * KiB);  // segment 2: [c | 1920 KiB]
+  const Block d = take(s, 1 * MiB);    // hit: [c | d | 896 KiB]
+  take(s, 896 * KiB);                  // hit, whole: segment 2 is all handed out
+  s.deallocate(a);                     // cached: a (256 KiB)
+  s.deallocate(c);                     // cached: c (128 KiB), a
+  s.deallocate(d);                     // c + d merge: a (256 KiB), c + d (1152 KiB)
+  EXPECT_EQ(take(s, 200 * KiB), (Block{a.address, 200 * KiB}));
+  EXPECT_EQ(take(s, 1 * MiB), (Block{c.address, 1 * MiB}));
+  EXPECT_EQ(s.stats().hits, 6u);
+  EXPECT_EQ(up.allocs, 2u);
+}
+
 // --- coalescing -----------------------------------------------------------------------------
 
 TEST(PyTorchStrategy, freeing_merges_neighbours_back_into_a_whole_segment) {

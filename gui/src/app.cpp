@@ -50,6 +50,13 @@ std::string spec_hint(const std::string& spec) {
   return "strategies: " + names + ", plugin:PATH.so (sizes: 64MiB, 1.5GB, ...)";
 }
 
+ImVec4 clear_color() {
+  const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  const ImVec4 under(0.1f, 0.1f, 0.12f, 1);
+  auto over = [&](float top, float bottom) { return top * bg.w + bottom * (1 - bg.w); };
+  return ImVec4(over(bg.x, under.x), over(bg.y, under.y), over(bg.z, under.z), 1);
+}
+
 App::App() {
   ImGuiStyle& style = ImGui::GetStyle();
   style.WindowRounding = 0;
@@ -79,6 +86,13 @@ void App::open_paths(const std::vector<std::string>& paths) {
   for (const std::string& p : paths) model.open(p);
 }
 
+void App::drop_files(int count, const char* const* paths) {
+  std::vector<std::string> files;
+  for (int i = 0; i < count; ++i)
+    if (paths[i] && *paths[i]) files.emplace_back(paths[i]);
+  open_paths(files);
+}
+
 void App::export_csv(const std::string& path) const {
   if (state.table.columns.empty())
     throw std::runtime_error(std::string("the ") + view_title(state.view) + " view shows no table");
@@ -95,7 +109,15 @@ void App::frame(ImVec2 display) {
   ImGui::SetNextWindowSize(display);
   ImGui::Begin("alloclab", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_MenuBar | ImGuiWindowFlags_NoMove |
-                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings);
+                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_NoBackground);  // clear_color() is the background
+  // NoBackground also drops the window's outer border: draw it as ImGui would (unclipped).
+  if (const float border = ImGui::GetStyle().WindowBorderSize; border > 0) {
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    list->PushClipRectFullScreen();
+    list->AddRect(ImVec2(0, 0), display, ImGui::GetColorU32(ImGuiCol_Border), 0, 0, border);
+    list->PopClipRect();
+  }
   menu_bar();
   ImGui::BeginChild("side", ImVec2(300, 0), true);
   side_panel();
@@ -111,17 +133,29 @@ void App::frame(ImVec2 display) {
 
 void App::menu_bar() {
   if (!ImGui::BeginMenuBar()) return;
+  // Scripts click "menu:File" and then "File > ITEM". BeginMenu leaves the open menu's window as
+  // the last item, so the header's rectangle is taken from where it will be drawn.
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  const ImVec2 label = ImGui::CalcTextSize("File");
+  track_rect(
+      "menu:File", at,
+      ImVec2(at.x + label.x + ImGui::GetStyle().ItemSpacing.x, at.y + ImGui::GetFrameHeight()));
   if (ImGui::BeginMenu("File")) {
-    if (ImGui::MenuItem("Open...")) dialog_open_ = true;
-    if (ImGui::MenuItem("Export view to PNG...")) {
+    auto item = [](const char* name) {
+      const bool chosen = ImGui::MenuItem(name);
+      track_item(std::string("File > ") + name);
+      return chosen;
+    };
+    if (item("Open...")) dialog_open_ = true;
+    if (item("Export view to PNG...")) {
       export_open_ = true;
       export_png_ = true;
     }
-    if (ImGui::MenuItem("Export table to CSV...")) {
+    if (item("Export table to CSV...")) {
       export_open_ = true;
       export_png_ = false;
     }
-    if (ImGui::MenuItem("Quit")) quit_requested = true;
+    if (item("Quit")) quit_requested = true;
     ImGui::EndMenu();
   }
   ImGui::TextDisabled("  drop traces (.alt .csv .log) or reports (.json) on the window");

@@ -19,6 +19,12 @@ const std::vector<std::string>& spec_presets();
 // A hint for a partly typed spec: the strategy's summary and accepted keys, or the known names.
 std::string spec_hint(const std::string& spec);
 
+// The colour the backends clear the frame to before drawing: the style's window background as
+// it looks over the clear colour used before (0.1, 0.1, 0.12). The main window draws no
+// background of its own: a full-window blended quad costs a software renderer a million shaded
+// pixels per frame, and the clear colour shows the same.
+ImVec4 clear_color();
+
 class App {
  public:
   App();
@@ -26,6 +32,8 @@ class App {
   void frame(ImVec2 display);
 
   void open_paths(const std::vector<std::string>& paths);
+  // Files dropped on the window: what the GLFW drop callback calls (and the script's `drop`).
+  void drop_files(int count, const char* const* paths);
   // Selects a view from the next frame on.
   void show_view(View view) { requested_view_ = view; }
   // Writes the current view's table; throws std::runtime_error when there is none or the file

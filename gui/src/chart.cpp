@@ -172,27 +172,88 @@ void Chart::lod_series(const LodPyramid& series, ImU32 color, bool step) {
     }
     columns.push_back(Column{xa, xb, ya, yb, has_band, ya, ya, ya});
   }
+  // The envelope: software renderers shade pixels in 4x4 blocks, so a band drawn as one
+  // 1 px wide quad per column costs about four times its pixels, and a dense series' band can
+  // cover most of the plot. Runs of touching columns therefore share one wide rectangle for the
+  // rows every one of them covers; only what a column has above or below it stays a thin quad.
+  // A column's pieces and the shared rectangle do not overlap, so the blended colour is the same
+  // as one quad per column gave; a gap of less than a pixel between touching columns is filled.
+  struct Piece {
+    ImVec2 a, b;
+  };
+  std::vector<Piece> bands;
+  for (std::size_t i = 0; i < columns.size();) {
+    if (!columns[i].band) {
+      ++i;
+      continue;
+    }
+    float top = columns[i].band_top, bottom = columns[i].band_bottom + 1;
+    std::size_t j = i + 1;
+    for (; j < columns.size() && columns[j].band && columns[j].x0 - columns[j - 1].x1 < 1.0f; ++j) {
+      const float t = std::max(top, columns[j].band_top);
+      const float b = std::min(bottom, columns[j].band_bottom + 1);
+      // Stop where the shared part would lose half its height (or is too thin to be worth it).
+      if (b - t < 4 || b - t < (bottom - top) / 2) break;
+      top = t;
+      bottom = b;
+    }
+    if (j == i + 1) {
+      bands.push_back({ImVec2(columns[i].x0, top), ImVec2(columns[i].x1, bottom)});
+      i = j;
+      continue;
+    }
+    // Columns may overlap by a fraction of a pixel: the shared part spans them end to end.
+    float x1 = columns[i].x1;
+    for (std::size_t k = i; k < j; ++k) x1 = std::max(x1, columns[k].x1);
+    bands.push_back({ImVec2(columns[i].x0, top), ImVec2(x1, bottom)});
+    for (std::size_t k = i; k < j; ++k) {
+      const Column& c = columns[k];
+      if (c.band_top < top) bands.push_back({ImVec2(c.x0, c.band_top), ImVec2(c.x1, top)});
+      if (c.band_bottom + 1 > bottom)
+        bands.push_back({ImVec2(c.x0, bottom), ImVec2(c.x1, c.band_bottom + 1)});
+    }
+    i = j;
+  }
+  // The line: per column a vertical piece where the value moves, a horizontal piece where it
+  // holds, and a connector across a gap between columns. Pieces that add no pixel are left out
+  // (a connector over a gap narrower than the vertical piece's half width, a vertical piece
+  // where the value neither moves nor jumps), and horizontal pieces at the same height that
+  // touch become one, so a dense series whose value holds costs one quad, not three per column.
   constexpr float kHalf = 0.75f;  // half the line's 1.5 px thickness
-  std::size_t quads = 0;
-  for (std::size_t i = 0; i < columns.size(); ++i)
-    quads += 2 + (columns[i].band ? 1 : 0) + (i > 0 ? 1 : 0);
-  list_->PrimReserve(static_cast<int>(quads * 6), static_cast<int>(quads * 4));
+  std::vector<Piece> lines;
+  lines.reserve(columns.size() * 2);
+  auto horizontal = [&](float x0, float x1, float y) {
+    if (!lines.empty()) {
+      Piece& last = lines.back();
+      if (last.a.y == y - kHalf && last.b.y == y + kHalf && last.a.x <= x0 && x0 <= last.b.x) {
+        last.b.x = std::max(last.b.x, x1);
+        return;
+      }
+    }
+    lines.push_back({ImVec2(x0, y - kHalf), ImVec2(x1, y + kHalf)});
+  };
   for (std::size_t i = 0; i < columns.size(); ++i) {
     const Column& c = columns[i];
-    if (c.band) list_->PrimRect(ImVec2(c.x0, c.band_top), ImVec2(c.x1, c.band_bottom + 1), band);
     // The previous value holds until this column, then the line rises or falls to this column's
     // values; a dense column's line covers all of them.
     float top = c.line_top, bottom = c.line_bottom;
+    bool vertical = true;
     if (i > 0) {
       const Column& p = columns[i - 1];
-      list_->PrimRect(ImVec2(p.x1 - kHalf, p.line_last - kHalf),
-                      ImVec2(c.x0 + kHalf, p.line_last + kHalf), color);
+      if (c.x0 - p.x1 > kHalf) horizontal(p.x1 - kHalf, c.x0 + kHalf, p.line_last);
       top = std::min(top, p.line_last);
       bottom = std::max(bottom, p.line_last);
+      // Flat and joined: the horizontal pieces on either side already cover the joint.
+      vertical = top != bottom || p.x1 < c.x0;
     }
-    list_->PrimRect(ImVec2(c.x0 - kHalf, top - kHalf), ImVec2(c.x0 + kHalf, bottom + kHalf), color);
-    list_->PrimRect(ImVec2(c.x0, c.line_last - kHalf), ImVec2(c.x1, c.line_last + kHalf), color);
+    if (vertical)
+      lines.push_back({ImVec2(c.x0 - kHalf, top - kHalf), ImVec2(c.x0 + kHalf, bottom + kHalf)});
+    horizontal(c.x0, c.x1, c.line_last);
   }
+  const std::size_t quads = bands.size() + lines.size();
+  list_->PrimReserve(static_cast<int>(quads * 6), static_cast<int>(quads * 4));
+  for (const Piece& p : bands) list_->PrimRect(p.a, p.b, band);
+  for (const Piece& p : lines) list_->PrimRect(p.a, p.b, color);
 }
 
 void Chart::polyline(const std::vector<double>& xs, const std::vector<double>& ys, ImU32 color,

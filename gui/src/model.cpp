@@ -193,7 +193,12 @@ void Model::replay(std::shared_ptr<const TraceDoc> trace, std::vector<std::strin
     parallel_for(specs.size(), 0, [&](std::size_t i) {
       results[i] = replay_sim(trace->resolved, specs[i], options).result;
     });
-    if (context.cancel) return [](Model& model) { model.messages.push_back("replay cancelled"); };
+    if (context.cancel) {
+      const std::string name = base_name(trace->path);
+      return [name](Model& model) {
+        model.messages.push_back("replay of " + name + " cancelled: no report");
+      };
+    }
     ReportContext report_context;
     report_context.command_line = "alloclab gui (replay of " + trace->path + ")";
     nlohmann::json json = make_report(TraceSummary{}, results, report_context);

@@ -130,7 +130,7 @@ void App::file_dialog() {
   ImGui::SetNextWindowSize(ImVec2(640, 440), ImGuiCond_Appearing);
   if (!ImGui::BeginPopupModal("Open file", nullptr, ImGuiWindowFlags_NoSavedSettings)) return;
   ImGui::SetNextItemWidth(-80);
-  ImGui::InputText("##path", &dialog_path_);
+  ImGui::InputText("##path", &dialog_path_, ImGuiInputTextFlags_AutoSelectAll);
   track_item("path");
   ImGui::SameLine();
   if (named_button("Open##dialog") && !dialog_path_.empty()) {
@@ -178,7 +178,9 @@ void App::export_popup() {
   if (!ImGui::BeginPopupModal("Export", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
   ImGui::Text(export_png_ ? "Write the current view to PNG" : "Write the current table to CSV");
   ImGui::SetNextItemWidth(420);
-  ImGui::InputText("##export-path", &export_path_);
+  // The proposed name is selected on click: typing replaces it.
+  ImGui::InputText("##export-path", &export_path_, ImGuiInputTextFlags_AutoSelectAll);
+  track_item("export-path");
   if (named_button("Write")) {
     try {
       if (export_png_)

@@ -8,10 +8,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
 #include <thread>
+
+#include <time.h>
 
 #include "app.hpp"
 #include "gl_output.hpp"
@@ -57,20 +60,72 @@ void write_requested(const std::vector<std::string>& paths, int w, int h) {
   for (const std::string& p : paths) write_png(p, w, h, pixels);
 }
 
-void print_frame_times(std::vector<double> ms) {
-  if (ms.empty()) return;
-  std::sort(ms.begin(), ms.end());
+// Per frame: wall time of the whole frame, CPU time of our UI code building the draw lists
+// (ImGui::NewFrame .. ImGui::Render, no GL), and wall time of the GL part (upload, draw,
+// glFinish: with llvmpipe, the software rasterizer).
+struct FrameTimes {
+  std::vector<double> frame, ui, gl;
+  std::size_t triangles = 0, vertices = 0;  // of the last frame
+  double area = 0;  // pixels covered by its triangles, summed (overlaps and clipping ignored)
+};
+
+double triangle_area(const ImDrawData& data) {
+  double area = 0;
+  for (int n = 0; n < data.CmdListsCount; ++n) {
+    const ImDrawList& list = *data.CmdLists[n];
+    for (const ImDrawCmd& cmd : list.CmdBuffer) {
+      if (cmd.UserCallback) continue;
+      for (unsigned i = 0; i + 2 < cmd.ElemCount; i += 3) {
+        const ImVec2& a = list.VtxBuffer[static_cast<int>(cmd.VtxOffset) +
+                                         list.IdxBuffer[static_cast<int>(cmd.IdxOffset + i)]]
+                              .pos;
+        const ImVec2& b = list.VtxBuffer[static_cast<int>(cmd.VtxOffset) +
+                                         list.IdxBuffer[static_cast<int>(cmd.IdxOffset + i + 1)]]
+                              .pos;
+        const ImVec2& c = list.VtxBuffer[static_cast<int>(cmd.VtxOffset) +
+                                         list.IdxBuffer[static_cast<int>(cmd.IdxOffset + i + 2)]]
+                              .pos;
+        area +=
+            std::abs(static_cast<double>((b.x - a.x) * (c.y - a.y) - (c.x - a.x) * (b.y - a.y))) /
+            2;
+      }
+    }
+  }
+  return area;
+}
+
+double mean(const std::vector<double>& v) {
   double sum = 0;
-  for (double v : ms) sum += v;
-  const auto at = [&](double q) {
-    return ms[std::min(ms.size() - 1,
-                       static_cast<std::size_t>(q * static_cast<double>(ms.size())))];
-  };
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+}
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+}
+
+void print_frame_times(const FrameTimes& t) {
+  if (t.frame.empty()) return;
+  const std::vector<double>& ms = t.frame;
   std::printf(
       "frame time over %zu frames: mean %.2f ms, p50 %.2f ms, p99 %.2f ms, max %.2f ms (%.0f fps "
       "at the mean)\n",
-      ms.size(), sum / static_cast<double>(ms.size()), at(0.5), at(0.99), ms.back(),
-      1000.0 / (sum / static_cast<double>(ms.size())));
+      ms.size(), mean(ms), quantile(ms, 0.5), quantile(ms, 0.99), quantile(ms, 1.0),
+      1000.0 / mean(ms));
+  std::printf(
+      "  ui (ImGui::NewFrame..Render, CPU time of this thread): mean %.2f ms, p50 %.2f ms\n"
+      "  gl (draw + glFinish, the rasterizer): mean %.2f ms, p50 %.2f ms\n"
+      "  draw data: %zu triangles, %zu vertices, %.2f M pixels of triangles per frame\n",
+      mean(t.ui), quantile(t.ui, 0.5), mean(t.gl), quantile(t.gl, 0.5), t.triangles, t.vertices,
+      t.area / 1e6);
+}
+
+double thread_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
 // Errors the model collected (failed loads) make a headless run fail: a screenshot of an error
@@ -103,6 +158,8 @@ int run_headless(const RunOptions& o) {
     if (!o.script.empty()) script = ScriptPlayer::load(o.script);
     AutoReplay auto_replay{!o.specs.empty()};
     const ImVec2 size(static_cast<float>(o.width), static_cast<float>(o.height));
+    FrameTimes times;
+    bool timing = false;
     auto frame = [&] {
       io.DisplaySize = size;
       io.DeltaTime = 1.0f / 60;
@@ -110,14 +167,25 @@ int run_headless(const RunOptions& o) {
       const std::vector<std::string> pngs = std::move(app.png_requests);
       app.png_requests.clear();
       ImGui_ImplOpenGL3_NewFrame();
+      const double ui0 = thread_cpu_ms();
       ImGui::NewFrame();
       app.frame(size);
       ImGui::Render();
+      const double ui1 = thread_cpu_ms();
+      const auto gl0 = Clock::now();
       gl.bind();
-      glClearColor(0.1f, 0.1f, 0.12f, 1);
+      const ImVec4 clear = clear_color();
+      glClearColor(clear.x, clear.y, clear.z, 1);
       glClear(GL_COLOR_BUFFER_BIT);
       ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
       glFinish();
+      if (timing) {
+        times.ui.push_back(ui1 - ui0);
+        times.gl.push_back(std::chrono::duration<double, std::milli>(Clock::now() - gl0).count());
+        times.triangles = static_cast<std::size_t>(ImGui::GetDrawData()->TotalIdxCount / 3);
+        times.vertices = static_cast<std::size_t>(ImGui::GetDrawData()->TotalVtxCount);
+        times.area = triangle_area(*ImGui::GetDrawData());
+      }
       write_requested(pngs, o.width, o.height);
     };
     const auto deadline = Clock::now() + std::chrono::minutes(10);
@@ -136,12 +204,13 @@ int run_headless(const RunOptions& o) {
       std::fprintf(stderr, "alloclab gui: %s\n", script->error().c_str());
       status = 1;
     }
-    std::vector<double> times;
+    timing = true;
     for (int i = 0; i < std::max(o.frames, 3); ++i) {
       const auto t0 = Clock::now();
       frame();
-      times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      times.frame.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     }
+    timing = false;
     if (o.frame_times) {
       std::printf("renderer: %s, %dx%d\n", gl.renderer().c_str(), o.width, o.height);
       print_frame_times(times);
@@ -191,8 +260,7 @@ int run_window(const RunOptions& o) {
     set_up(app, o);
     glfwSetWindowUserPointer(window, &app);
     glfwSetDropCallback(window, [](GLFWwindow* w, int count, const char** paths) {
-      std::vector<std::string> files(paths, paths + count);
-      static_cast<App*>(glfwGetWindowUserPointer(w))->open_paths(files);
+      static_cast<App*>(glfwGetWindowUserPointer(w))->drop_files(count, paths);
     });
     std::optional<ScriptPlayer> script;
     if (!o.script.empty()) script = ScriptPlayer::load(o.script);
@@ -221,7 +289,8 @@ int run_window(const RunOptions& o) {
       int w = 0, h = 0;
       glfwGetFramebufferSize(window, &w, &h);
       glViewport(0, 0, w, h);
-      glClearColor(0.1f, 0.1f, 0.12f, 1);
+      const ImVec4 clear = clear_color();
+      glClearColor(clear.x, clear.y, clear.z, 1);
       glClear(GL_COLOR_BUFFER_BIT);
       ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
       if (!pngs.empty()) {

@@ -11,12 +11,15 @@
 namespace alloclab::gui {
 namespace {
 
+constexpr std::size_t kOneOrMore = static_cast<std::size_t>(-1);
+
 // verb -> number of arguments
 const std::map<std::string, std::size_t>& verbs() {
   static const std::map<std::string, std::size_t> v = {
-      {"open", 1},  {"view", 1},       {"click", 1},     {"type", 2},
-      {"wait", 0},  {"frames", 1},     {"mouse", 2},     {"mouse-on", 1},
-      {"wheel", 1}, {"export-csv", 1}, {"screenshot", 1}};
+      {"open", 1},           {"drop", kOneOrMore}, {"view", 1},       {"click", 1},
+      {"type", 2},           {"wait", 0},          {"frames", 1},     {"mouse", 2},
+      {"mouse-on", 1},       {"wheel", 1},         {"export-csv", 1}, {"screenshot", 1},
+      {"expect-message", 1}, {"expect-missing", 1}};
   return v;
 }
 
@@ -70,9 +73,11 @@ std::vector<ScriptAction> parse_script(const std::string& text, const std::strin
       throw std::runtime_error(where + ": unknown action '" + words[0] + "' (known: " + known +
                                ")");
     }
-    if (words.size() - 1 != it->second)
-      throw std::runtime_error(where + ": '" + words[0] + "' takes " + std::to_string(it->second) +
-                               " argument(s), got " + std::to_string(words.size() - 1));
+    if (it->second == kOneOrMore ? words.size() < 2 : words.size() - 1 != it->second)
+      throw std::runtime_error(
+          where + ": '" + words[0] + "' takes " +
+          (it->second == kOneOrMore ? std::string("1 or more") : std::to_string(it->second)) +
+          " argument(s), got " + std::to_string(words.size() - 1));
     ScriptAction action{words[0], std::vector<std::string>(words.begin() + 1, words.end()), number};
     if (action.verb == "frames" || action.verb == "wheel") whole_number(action, 0, name);
     if (action.verb == "mouse") {
@@ -121,6 +126,11 @@ void ScriptPlayer::before_frame(App& app, ImGuiIO& io) {
     if (a.verb == "open") {
       app.open_paths({a.args[0]});
       advance();
+    } else if (a.verb == "drop") {
+      std::vector<const char*> paths;
+      for (const std::string& p : a.args) paths.push_back(p.c_str());
+      app.drop_files(static_cast<int>(paths.size()), paths.data());
+      advance();
     } else if (a.verb == "view") {
       app.show_view(*parse_view(a.args[0]));
       if (step_++ >= 1) advance();  // one frame for the tab to switch
@@ -164,6 +174,22 @@ void ScriptPlayer::before_frame(App& app, ImGuiIO& io) {
     } else if (a.verb == "screenshot") {
       app.request_png(a.args[0]);
       advance();
+    } else if (a.verb == "expect-message") {
+      for (const std::string& m : app.model.messages)
+        if (m.find(a.args[0]) != std::string::npos) {
+          advance();
+          return;
+        }
+      if (++wait_frames_ > 600) {
+        std::string shown;
+        for (const std::string& m : app.model.messages) shown += (shown.empty() ? "" : "; ") + m;
+        fail(a, "no message contains '" + a.args[0] + "' (messages: " + shown + ")");
+      }
+    } else if (a.verb == "expect-missing") {
+      if (find_item(a.args[0]))
+        fail(a, "'" + a.args[0] + "' is on screen");
+      else
+        advance();
     }
   } catch (const std::exception& e) {
     fail(a, e.what());

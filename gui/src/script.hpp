@@ -4,7 +4,9 @@
 // few direct actions (open a file, pick a view, export). One action per line; `#` starts a
 // comment; arguments with spaces go in double quotes.
 //
-//   open PATH            open a trace or report (as File > Open does)
+//   open PATH            open a trace or report (directly; File > Open is `click menu:File`,
+//                        `click "File > Open..."`, `type path PATH`, `click Open`)
+//   drop PATH...         drop one or more files on the window (what the GLFW drop callback does)
 //   view NAME            select a view: overview, hit-rate, latency, memory, trace, sweep, diff
 //   click NAME           click the widget named NAME (a button label, "tab:memory", "spec", ...)
 //   type NAME TEXT       click the text field NAME, then type TEXT into it
@@ -13,8 +15,12 @@
 //   mouse X Y            move the mouse to (X, Y) in pixels
 //   mouse-on NAME        move the mouse to the centre of widget NAME (hover tooltips)
 //   wheel N              turn the mouse wheel N notches (positive: zoom in)
-//   export-csv PATH      write the current view's table
+//   export-csv PATH      write the current view's table (directly; the menu's export is
+//                        `click menu:File`, `click "File > Export table to CSV..."`,
+//                        `type export-path PATH`, `click Write`)
 //   screenshot PATH      write the next rendered frame as PNG
+//   expect-message TEXT  wait (up to 600 frames) until a side-panel message contains TEXT
+//   expect-missing NAME  fail if the widget NAME is on screen (e.g. `report:0`, `Cancel`)
 #include <string>
 #include <vector>
 
@@ -53,6 +59,7 @@ class ScriptPlayer {
   void advance() {
     ++next_;
     step_ = 0;
+    wait_frames_ = 0;
   }
 
   std::vector<ScriptAction> actions_;

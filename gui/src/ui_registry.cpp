@@ -16,6 +16,10 @@ void track_item(const std::string& name) {
   g_current[visible_label(name)] = ItemRect{ImGui::GetItemRectMin(), ImGui::GetItemRectMax()};
 }
 
+void track_rect(const std::string& name, ImVec2 min, ImVec2 max) {
+  g_current[visible_label(name)] = ItemRect{min, max};
+}
+
 void begin_registry_frame() {
   g_current.clear();
 }

@@ -17,6 +17,9 @@ struct ItemRect {
 // Records the last submitted item's rectangle under `name` (its label without any "##id"
 // suffix when `name` is a label).
 void track_item(const std::string& name);
+// Records `name` with an explicit rectangle (items whose rectangle ImGui does not leave as the
+// last item, e.g. a menu bar entry once its menu is open).
+void track_rect(const std::string& name, ImVec2 min, ImVec2 max);
 // Starts a new frame's registry (the UI calls it first thing in a frame).
 void begin_registry_frame();
 // The rectangle `name` had in the frame drawn last (call between frames).

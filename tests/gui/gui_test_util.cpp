@@ -1,6 +1,8 @@
 #include "gui_test_util.hpp"
 
+#include <fstream>
 #include <set>
+#include <vector>
 
 #include <stb_image.h>
 
@@ -26,6 +28,36 @@ std::size_t distinct_colors(const Image& image, int x0, int y0, int x1, int y1) 
                     p[2]);
     }
   return colors.size();
+}
+
+std::map<std::string, std::map<std::string, std::string>> read_csv(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::vector<std::string> header;
+  std::map<std::string, std::map<std::string, std::string>> rows;
+  auto split = [](const std::string& text) {
+    std::vector<std::string> fields;
+    std::string field;
+    bool quoted = false;
+    for (char c : text) {
+      if (c == '"')
+        quoted = !quoted;
+      else if (c == ',' && !quoted) {
+        fields.push_back(field);
+        field.clear();
+      } else
+        field += c;
+    }
+    fields.push_back(field);
+    return fields;
+  };
+  if (std::getline(in, line)) header = split(line);
+  while (std::getline(in, line)) {
+    const auto fields = split(line);
+    for (std::size_t i = 0; i < fields.size() && i < header.size(); ++i)
+      rows[fields[0]][header[i]] = fields[i];
+  }
+  return rows;
 }
 
 }  // namespace alloclab::test

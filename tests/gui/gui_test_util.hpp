@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,10 @@ std::size_t count_pixels(const Image& image, int x0, int y0, int x1, int y1, F m
     }
   return n;
 }
+
+// Rows of a CSV (as the GUI exports it) whose first column is a quoted strategy spec, by spec:
+// column name -> field.
+std::map<std::string, std::map<std::string, std::string>> read_csv(const std::string& path);
 
 inline std::string gui_program() {
   return ALLOCLAB_GUI_PROGRAM;

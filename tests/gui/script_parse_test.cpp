@@ -29,6 +29,21 @@ TEST(ScriptParse, actions_with_quoted_arguments_and_comments) {
   EXPECT_EQ(actions[4].args[0], "memory");
 }
 
+TEST(ScriptParse, drop_takes_one_or_more_files_and_expectations_take_one_argument) {
+  const auto actions = parse_script(
+      "drop a.alt \"b c.json\"\ndrop d.csv\nexpect-message \"replay of a.alt cancelled\"\n"
+      "expect-missing report:0\n",
+      "s.txt");
+  ASSERT_EQ(actions.size(), 4u);
+  EXPECT_EQ(actions[0].args, (std::vector<std::string>{"a.alt", "b c.json"}));
+  EXPECT_EQ(actions[1].args, (std::vector<std::string>{"d.csv"}));
+  EXPECT_EQ(actions[2].args[0], "replay of a.alt cancelled");
+  EXPECT_EQ(actions[3].verb, "expect-missing");
+  EXPECT_EQ(parse_error("drop\n"), "s.txt:1: 'drop' takes 1 or more argument(s), got 0");
+  EXPECT_EQ(parse_error("expect-missing a b\n"),
+            "s.txt:1: 'expect-missing' takes 1 argument(s), got 2");
+}
+
 TEST(ScriptParse, errors_name_the_file_and_line) {
   EXPECT_EQ(parse_error("open a\nclik Run\n").rfind("s.txt:2: unknown action 'clik'", 0), 0u);
   EXPECT_EQ(parse_error("click\n"), "s.txt:1: 'click' takes 1 argument(s), got 0");

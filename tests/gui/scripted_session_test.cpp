@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -12,37 +11,6 @@
 
 namespace alloclab::test {
 namespace {
-
-// Rows of a CSV whose first column is a quoted strategy spec, by spec.
-std::map<std::string, std::map<std::string, std::string>> read_csv(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::vector<std::string> header;
-  std::map<std::string, std::map<std::string, std::string>> rows;
-  auto split = [](const std::string& text) {
-    std::vector<std::string> fields;
-    std::string field;
-    bool quoted = false;
-    for (char c : text) {
-      if (c == '"')
-        quoted = !quoted;
-      else if (c == ',' && !quoted) {
-        fields.push_back(field);
-        field.clear();
-      } else
-        field += c;
-    }
-    fields.push_back(field);
-    return fields;
-  };
-  if (std::getline(in, line)) header = split(line);
-  while (std::getline(in, line)) {
-    const auto fields = split(line);
-    for (std::size_t i = 0; i < fields.size() && i < header.size(); ++i)
-      rows[fields[0]][header[i]] = fields[i];
-  }
-  return rows;
-}
 
 TEST(ScriptedSession, exported_numbers_equal_the_cli_report) {
   const auto dir = scratch_dir("session");

@@ -107,8 +107,10 @@ void* traced_realloc(void* old, std::size_t size, Call&& call) {
                     reinterpret_cast<std::uintptr_t>(old), 0, 0);
     return p;
   }
-  complete_record(freed, op_free, kind_host, reinterpret_cast<std::uintptr_t>(old), 0, 0);
-  if (big_enough(p)) {
+  const bool record_new = big_enough(p);
+  complete_record(freed, op_free, kind_host, reinterpret_cast<std::uintptr_t>(old), 0, 0,
+                  record_new ? realloc_free_bit : 0);
+  if (record_new) {
     const auto address = reinterpret_cast<std::uintptr_t>(p);
     if (p != old && freed.record)
       complete_moved_realloc(begin_record_pair(), address, size, freed.seq);

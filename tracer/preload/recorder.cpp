@@ -223,12 +223,13 @@ Pending begin_record_pair() {
 }
 
 void complete_record(const Pending& pending, std::uint8_t op, std::uint8_t kind,
-                     std::uint64_t address, std::uint64_t size, std::uint64_t alignment) {
+                     std::uint64_t address, std::uint64_t size, std::uint64_t alignment,
+                     std::uint64_t flags) {
   Record* r = pending.record;
   if (!r) return;
   r->ticks = now_ticks();
   r->address_align = address | alignment_code(alignment) << field_bits;
-  r->size_op = pack_size_op(size, op, kind);
+  r->size_op = pack_size_op(size, op, kind) | flags;
   if (pending.frames && op == 0) store_stack(pending);
   r->seq_plus1.store(pending.seq + 1, std::memory_order_release);
 }

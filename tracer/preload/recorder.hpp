@@ -38,8 +38,10 @@ struct Record {
   std::uint64_t ticks;  // clock.hpp: converted to nanoseconds by the writer
   // address | alignment code << 56 (0: none, else log2 + 1). Markers: index into the label ring.
   std::uint64_t address_align;
-  std::uint64_t size_op;  // size | op << 56 | kind << 59
+  std::uint64_t size_op;  // size | op << 56 | kind << 59 | realloc_free_bit
 };
+// On a realloc's free(old) when its alloc(new) follows: the writer keeps the two in one batch.
+inline constexpr std::uint64_t realloc_free_bit = std::uint64_t{1} << 62;
 static_assert(sizeof(Record) == 32);
 
 inline std::uint64_t pack_size_op(std::uint64_t size, std::uint8_t op, std::uint8_t kind) {
@@ -139,7 +141,8 @@ Pending begin_record();
 // companion (the writer finds the companion right after the record, in the same flush).
 Pending begin_record_pair();
 void complete_record(const Pending& pending, std::uint8_t op, std::uint8_t kind,
-                     std::uint64_t address, std::uint64_t size, std::uint64_t alignment);
+                     std::uint64_t address, std::uint64_t size, std::uint64_t alignment,
+                     std::uint64_t flags = 0);
 // Completes both slots of begin_record_pair: alloc(new) of a moved realloc.
 void complete_moved_realloc(const Pending& pending, std::uint64_t address, std::uint64_t size,
                             std::uint64_t free_seq);

@@ -65,6 +65,9 @@ TickConverter g_clock;
 // A forked child drops these (they describe the parent's file) and starts new ones.
 std::vector<Item>* g_items = nullptr;
 std::vector<MovedRealloc>* g_moved = nullptr;
+// Held back by the last periodic flush for this one (hold_back_split_reallocs).
+std::vector<Item>* g_held_items = nullptr;
+std::vector<MovedRealloc>* g_held_moved = nullptr;
 Trace* g_batch = nullptr;
 StackInterner* g_interner = nullptr;
 Trace& batch() {
@@ -280,7 +283,34 @@ void stop_writing(const char* why) {
   list_incomplete(g_path, g_stop_reason);
 }
 
-// One flush. Caller holds g_flush_lock.
+// A realloc's free(old) is complete before its alloc(new) takes a number, so a flush between
+// the two would write them in separate batches, free first, beyond order_moved_reallocs' reach.
+// A realloc free that is its thread's last item in this batch has its alloc still to come:
+// every item from the first such free on waits for the next flush. Only items new in this
+// flush are held back (each at most once), so a thread that never returns holds nothing for
+// long.
+void hold_back_split_reallocs(std::vector<Item>& items, std::vector<MovedRealloc>& moved,
+                              std::uint64_t new_from) {
+  std::uint64_t cut = UINT64_MAX;
+  std::vector<bool> seen;
+  for (auto it = items.rbegin(); it != items.rend() && it->seq >= new_from; ++it) {
+    if (it->origin >= seen.size()) seen.resize(it->origin + 1u);
+    if (seen[it->origin]) continue;
+    seen[it->origin] = true;
+    if (it->size_op & realloc_free_bit) cut = std::min(cut, it->seq);
+  }
+  if (cut == UINT64_MAX) return;
+  const auto from = std::lower_bound(items.begin(), items.end(), cut,
+                                     [](const Item& a, std::uint64_t seq) { return a.seq < seq; });
+  g_held_items->assign(from, items.end());
+  items.erase(from, items.end());
+  for (const MovedRealloc& m : moved)
+    if (m.made >= cut) g_held_moved->push_back(m);
+  std::erase_if(moved, [cut](const MovedRealloc& m) { return m.made >= cut; });
+}
+
+// One flush. Caller holds g_flush_lock. `bounded`: someone waits for it (exit, exec, a fatal
+// signal, a marker short of label room): then nothing is held back.
 void flush_locked(bool bounded) {
   try {
     // Kept from flush to flush: its capacity settles at the size of a typical flush. Never
@@ -288,10 +318,16 @@ void flush_locked(bool bounded) {
     // fork during its first initialisation would leave the child's writer waiting on the guard.
     if (!g_items) g_items = new std::vector<Item>();
     if (!g_moved) g_moved = new std::vector<MovedRealloc>();
+    if (!g_held_items) g_held_items = new std::vector<Item>();
+    if (!g_held_moved) g_held_moved = new std::vector<MovedRealloc>();
     std::vector<Item>& items = *g_items;
     std::vector<MovedRealloc>& moved = *g_moved;
-    items.clear();
-    moved.clear();
+    // Held-back items all come before this flush's: collect appends in order after them.
+    items.swap(*g_held_items);
+    moved.swap(*g_held_moved);
+    g_held_items->clear();
+    g_held_moved->clear();
+    const std::uint64_t new_from = g_emitted_below;
     // A marker takes its label after its sequence number: every label below `labels` belongs to
     // a marker numbered below S, and so is written by this flush.
     const std::uint64_t labels = g.label_next.load(std::memory_order_seq_cst);
@@ -299,6 +335,7 @@ void flush_locked(bool bounded) {
     // Also after a failure: the buffers must still be emptied and given back.
     collect(S, bounded, items, moved);
     g_emitted_below = S;
+    if (!bounded) hold_back_split_reallocs(items, moved, new_from);
     if (!g_write_failed) {
       g_clock.calibrate();
       order_moved_reallocs(items, moved);
@@ -468,6 +505,8 @@ void fork_child() {
   g_writer = nullptr;  // the parent's: left alone (its descriptor closes at exec: O_CLOEXEC)
   g_items = nullptr;
   g_moved = nullptr;
+  g_held_items = nullptr;
+  g_held_moved = nullptr;
   g_batch = nullptr;
   g_interner = nullptr;
   g_write_failed = false;

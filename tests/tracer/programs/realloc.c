@@ -1,8 +1,10 @@
 /* realloc chains that grow in place and move, realloc(NULL, n), realloc(p, 0), reallocarray, and
- * many moving reallocs across the tracer's buffer boundaries. */
+ * many moving reallocs across the tracer's buffer boundaries and across its flushes. */
 
+#include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "torture.h"
 
@@ -75,6 +77,31 @@ int main(int argc, char** argv) {
     if (!q) return 1;
     count_realloc(before, q);
     q[4095] = 1;
+    allocs += separate(), frees += 1;
+    free(b);
+    free(q);
+    frees += 2;
+    allocs += separate(), frees += 1;
+  }
+  alloclab_run_end();
+
+  /* Slow moving reallocs: 16 MiB copied into fresh pages, some milliseconds each, so the tracer's
+   * periodic flush (every ~100 ms) lands inside several of them, between the realloc's free(old)
+   * and its alloc(new). Below the mmap threshold, so glibc copies instead of remapping. */
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  alloclab_run_begin("work");
+  for (int round = 0; round < 60; ++round) {
+    /* b, from the top of the heap right after p, keeps p from growing in place. */
+    char* p = malloc(16 << 20);
+    char* b = malloc(1 << 20);
+    if (!p || !b) return 1;
+    allocs += 2;
+    allocs += separate(), frees += 1;
+    memset(p, round, 16 << 20);
+    uintptr_t before = (uintptr_t)p;
+    char* q = realloc(p, 24 << 20);
+    if (!q) return 1;
+    count_realloc(before, q);
     allocs += separate(), frees += 1;
     free(b);
     free(q);

@@ -26,6 +26,15 @@ namespace alloclab::test {
 #define ALLOCLAB_SKIP_UNDER_ASAN() (void)0
 #endif
 
+// scripts/test-tsan: the preload library and the torture programs built with ThreadSanitizer.
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool under_tsan = true;
+#define ALLOCLAB_SKIP_UNDER_TSAN(why) GTEST_SKIP() << "under ThreadSanitizer: " why
+#else
+inline constexpr bool under_tsan = false;
+#define ALLOCLAB_SKIP_UNDER_TSAN(why) (void)0
+#endif
+
 // A fresh directory per test, removed afterwards.
 class ScratchDir {
  public:

@@ -1,11 +1,14 @@
 // The interposed allocation functions. Each one calls the real function (found with
 // dlsym(RTLD_NEXT)) and, when tracing, records the event in the order recorder.hpp explains.
 #include <dlfcn.h>
+#include <link.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -86,10 +89,54 @@ void before_free(void* p) {
     record_event(op_free, kind_host, reinterpret_cast<std::uintptr_t>(p), 0, 0);
 }
 
+#ifdef ALLOCLAB_TSAN_BUILD
+// ThreadSanitizer's runtime calls malloc while it initialises, before any instrumented code
+// may run: this file is built without instrumentation, finds the real functions itself, and
+// leaves initialize() to the library constructor, which runs after the runtime is ready.
+std::atomic<bool> g_resolving{false};
+void ensure_ready() {
+  if (!real.free && !g_resolving.exchange(true)) resolve_real_functions();
+}
+
+using PthreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+struct ThreadStart {
+  void* (*routine)(void*);
+  void* arg;
+};
+void* start_unguarded(void* start) {
+  const ThreadStart copy = *static_cast<ThreadStart*>(start);
+  real.free(start);
+  t_guard = 0;
+  return copy.routine(copy.arg);
+}
+
+// The runtime's own code maps memory too (its symbolizer, inside interceptors that ignore
+// synchronisation): not the program's, and recorded it would show as a race in the tracer.
+std::uintptr_t g_runtime_begin = 0;
+std::uintptr_t g_runtime_end = 0;
+int find_runtime(dl_phdr_info* info, std::size_t, void*) {
+  if (!info->dlpi_name || !std::strstr(info->dlpi_name, "libtsan")) return 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+    if (segment.p_type != PT_LOAD) continue;
+    const std::uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
+    if (g_runtime_begin == 0 || begin < g_runtime_begin) g_runtime_begin = begin;
+    g_runtime_end = std::max<std::uintptr_t>(g_runtime_end, begin + segment.p_memsz);
+  }
+  return 1;
+}
+bool from_runtime(const void* caller) {
+  const auto at = reinterpret_cast<std::uintptr_t>(caller);
+  return at >= g_runtime_begin && at < g_runtime_end;
+}
+#define ALLOCLAB_FROM_RUNTIME() from_runtime(__builtin_return_address(0))
+#else
+#define ALLOCLAB_FROM_RUNTIME() false
 void ensure_ready() {
   if (g.state.load(std::memory_order_acquire) == static_cast<int>(State::uninitialized))
     initialize();
 }
+#endif
 
 // realloc and reallocarray: free(old) is ordered before the call (the old block may be handed
 // to another thread as soon as the real realloc returns), alloc(new) after it. A moved block is
@@ -257,7 +304,8 @@ ALLOCLAB_EXPORT void* mmap(void* addr, std::size_t length, int prot, int flags, 
     return reinterpret_cast<void*>(::syscall(SYS_mmap, addr, length, prot, flags, fd, offset));
   }
   void* p = real.mmap(addr, length, prot, flags, fd, offset);
-  if (p != MAP_FAILED && (flags & MAP_ANONYMOUS) && tracing() && length >= g.min_size) {
+  if (p != MAP_FAILED && (flags & MAP_ANONYMOUS) && tracing() && length >= g.min_size &&
+      !ALLOCLAB_FROM_RUNTIME()) {
     if (mapping_insert(reinterpret_cast<std::uintptr_t>(p)))
       record_event(op_alloc, kind_mapped, reinterpret_cast<std::uintptr_t>(p), length, 0);
   }
@@ -271,8 +319,29 @@ ALLOCLAB_EXPORT void* mmap64(void* addr, std::size_t length, int prot, int flags
 
 ALLOCLAB_EXPORT int munmap(void* addr, std::size_t length) {
   ensure_ready();
-  if (tracing() && mapping_erase(reinterpret_cast<std::uintptr_t>(addr)))
+  if (tracing() && !ALLOCLAB_FROM_RUNTIME() &&
+      mapping_erase(reinterpret_cast<std::uintptr_t>(addr)))
     record_event(op_free, kind_mapped, reinterpret_cast<std::uintptr_t>(addr), 0, 0);
   if (!real.munmap) return static_cast<int>(::syscall(SYS_munmap, addr, length));
   return real.munmap(addr, length);
 }
+
+#ifdef ALLOCLAB_TSAN_BUILD
+ALLOCLAB_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
+                                   void* (*routine)(void*), void* arg) {
+  ensure_ready();
+  static const auto next = next_symbol<PthreadCreateFn>("pthread_create");
+  auto* start = static_cast<ThreadStart*>(real.malloc(sizeof(ThreadStart)));
+  if (!start) return EAGAIN;
+  *start = ThreadStart{routine, arg};
+  const int status = next(thread, attr, start_unguarded, start);
+  if (status != 0) real.free(start);
+  return status;
+}
+
+// The main thread is let go once the runtime is ready: the library constructor has run.
+__attribute__((constructor(65535))) static void alloclab_unguard_main_thread() {
+  dl_iterate_phdr(find_runtime, nullptr);
+  t_guard = 0;
+}
+#endif

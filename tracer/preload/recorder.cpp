@@ -1,6 +1,7 @@
 // The hot path: slot reservation, buffers, labels, the mapping table. No locks, no malloc.
 #include "recorder.hpp"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -18,7 +19,13 @@
 namespace alloclab::preload {
 
 constinit Globals g;
+#ifdef ALLOCLAB_TSAN_BUILD
+// ThreadSanitizer's runtime allocates in a new thread before that thread may run instrumented
+// code: every thread starts guarded, and is let go once it reaches its start routine (hooks.cpp).
+thread_local int t_guard __attribute__((tls_model("initial-exec"))) = 1;
+#else
 thread_local int t_guard __attribute__((tls_model("initial-exec"))) = 0;
+#endif
 thread_local int t_heap_guard __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
@@ -153,6 +160,23 @@ void thread_exit_handover() {
   t_key_set = false;
 }
 
+#ifdef ALLOCLAB_TSAN_BUILD
+// ThreadSanitizer must see a buffer's memory unmapped and mapped again, or it would take the
+// accesses to a recycled address for a race with those to the old buffer: its own mmap.
+using MmapFn = void* (*)(void*, std::size_t, int, int, int, off_t);
+using MunmapFn = int (*)(void*, std::size_t);
+void* raw_map(std::size_t bytes) {
+  static const auto next = reinterpret_cast<MmapFn>(dlsym(RTLD_NEXT, "mmap"));
+  void* p = next(nullptr, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+void raw_unmap(void* p, std::size_t bytes) {
+  static const auto next = reinterpret_cast<MunmapFn>(dlsym(RTLD_NEXT, "munmap"));
+  next(p, bytes);
+}
+#else
 void* raw_map(std::size_t bytes) {
   // A system call, not mmap(): our own mmap is interposed.
   const long p = ::syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE,
@@ -164,6 +188,7 @@ void* raw_map(std::size_t bytes) {
 void raw_unmap(void* p, std::size_t bytes) {
   ::syscall(SYS_munmap, p, bytes);
 }
+#endif
 
 namespace {
 
@@ -275,12 +300,17 @@ void record_marker(std::uint8_t op, const char* label) {
   const std::uint64_t index = g.label_next.fetch_add(1, std::memory_order_relaxed) % label_slots;
   LabelSlot& slot = g.labels[index];
   slot.seq_plus1.store(0, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
+  char text[label_bytes] = {};
   std::size_t n = 0;
   if (label)
     while (n + 1 < label_bytes && label[n] != '\0') ++n;
-  std::memcpy(slot.text, label ? label : "", n);
-  slot.text[n] = '\0';
+  if (n > 0) std::memcpy(text, label, n);
+  // Release: a reader that sees any new word also sees seq_plus1 == 0 (or later) afterwards.
+  for (std::size_t w = 0; w < LabelSlot::words; ++w) {
+    std::uint64_t word;
+    std::memcpy(&word, text + w * sizeof word, sizeof word);
+    slot.text[w].store(word, std::memory_order_release);
+  }
   slot.seq_plus1.store(pending.seq + 1, std::memory_order_release);
   complete_record(pending, op, 0, index, 0, 0);
 }

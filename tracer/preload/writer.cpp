@@ -235,9 +235,12 @@ std::string label_of(const Item& item) {
   const LabelSlot& slot = g.labels[(item.address_align & field_mask) % label_slots];
   if (slot.seq_plus1.load(std::memory_order_acquire) != item.seq + 1) return "(label lost)";
   char text[label_bytes];
-  std::memcpy(text, slot.text, label_bytes);
+  for (std::size_t w = 0; w < LabelSlot::words; ++w) {
+    const std::uint64_t word = slot.text[w].load(std::memory_order_acquire);
+    std::memcpy(text + w * sizeof word, &word, sizeof word);
+  }
   text[label_bytes - 1] = '\0';
-  std::atomic_thread_fence(std::memory_order_acquire);
+  // A word from a newer label was released after seq_plus1 went to 0: this load sees that.
   if (slot.seq_plus1.load(std::memory_order_relaxed) != item.seq + 1) return "(label lost)";
   return text;
 }

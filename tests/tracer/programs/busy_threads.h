@@ -3,6 +3,7 @@
 #ifndef ALLOCLAB_BUSY_THREADS_H
 #define ALLOCLAB_BUSY_THREADS_H
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "torture.h"
@@ -10,13 +11,13 @@
 enum { busy_thread_count = 3 };
 static pthread_t busy_ids[busy_thread_count];
 static pthread_barrier_t busy_start, busy_done;
-static volatile int busy_stop;
+static atomic_int busy_stop;
 static unsigned long long busy_allocs[busy_thread_count];
 
 static void* busy_loop(void* arg) {
   int id = (int)(long)arg;
   pthread_barrier_wait(&busy_start);
-  while (!busy_stop) {
+  while (!atomic_load_explicit(&busy_stop, memory_order_relaxed)) {
     free(torture_keep(malloc(100 + id)));
     ++busy_allocs[id];
   }
@@ -38,7 +39,7 @@ static inline void busy_threads_go(void) {
 
 /* Stops them and returns how many blocks they allocated (and freed) in all. */
 static inline unsigned long long busy_threads_stop(void) {
-  busy_stop = 1;
+  atomic_store_explicit(&busy_stop, 1, memory_order_relaxed);
   pthread_barrier_wait(&busy_done);
   unsigned long long allocs = 0;
   for (int i = 0; i < busy_thread_count; ++i) allocs += busy_allocs[i];

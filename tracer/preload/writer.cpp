@@ -288,21 +288,22 @@ void stop_writing(const char* why) {
 
 // A realloc's free(old) is complete before its alloc(new) takes a number, so a flush between
 // the two would write them in separate batches, free first, beyond order_moved_reallocs' reach.
-// A realloc free that is its thread's last item in this batch has its alloc still to come:
-// every item from the first such free on waits for the next flush. Only items new in this
-// flush are held back (each at most once), so a thread that never returns holds nothing for
-// long.
+// The alloc of a realloc free is its thread's next item: when that is not in the batch, or not
+// before the point from which items wait anyway, everything from the free on waits for the next
+// flush. Only items new in this flush are held back (each at most once), so a thread that never
+// returns holds nothing for long.
 void hold_back_split_reallocs(std::vector<Item>& items, std::vector<MovedRealloc>& moved,
                               std::uint64_t new_from) {
-  std::uint64_t cut = UINT64_MAX;
-  std::vector<bool> seen;
+  constexpr std::uint64_t none = UINT64_MAX;
+  std::uint64_t cut = none;
+  std::vector<std::uint64_t> next_of_thread;  // by origin: the seq of its next item seen
   for (auto it = items.rbegin(); it != items.rend() && it->seq >= new_from; ++it) {
-    if (it->origin >= seen.size()) seen.resize(it->origin + 1u);
-    if (seen[it->origin]) continue;
-    seen[it->origin] = true;
-    if (it->size_op & realloc_free_bit) cut = std::min(cut, it->seq);
+    if (it->origin >= next_of_thread.size()) next_of_thread.resize(it->origin + 1u, none);
+    std::uint64_t& next = next_of_thread[it->origin];
+    if ((it->size_op & realloc_free_bit) && (next == none || next >= cut)) cut = it->seq;
+    next = it->seq;
   }
-  if (cut == UINT64_MAX) return;
+  if (cut == none) return;
   const auto from = std::lower_bound(items.begin(), items.end(), cut,
                                      [](const Item& a, std::uint64_t seq) { return a.seq < seq; });
   g_held_items->assign(from, items.end());

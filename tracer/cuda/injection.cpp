@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cupti_decode.hpp"
+#include "fatal_signal.hpp"
 #include "run_ranges.hpp"
 #include "sink.hpp"
 #include "translate.hpp"
@@ -246,6 +247,9 @@ int initialize() {
     g_subscriber = nullptr;
     return 0;
   }
+  // A crash (SIGSEGV, abort...) has the writer write what is queued before the process dies;
+  // with `--cpu` the preload tracer's handler is chained (fatal_signal.cpp says why).
+  install_fatal_flush(g_tracer->sink.get(), reinterpret_cast<const void*>(g_preload_guard));
   return 1;
 }
 

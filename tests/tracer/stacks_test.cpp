@@ -94,6 +94,81 @@ TEST(RecordStacks, off_by_default) {
   EXPECT_NE(info.output.find("no call stacks in this trace"), std::string::npos) << info.output;
 }
 
+// The unwinder the build uses (libunwind with ALLOCLAB_LIBUNWIND, else backtrace()) is named in
+// the metadata of a trace with stacks, and the frames start at the call sites either way (above).
+TEST(RecordStacks, metadata_names_the_unwinder) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string with = dir.file("with.alt");
+  ASSERT_EQ(record(with, TORTURE_STACKS, {}, "--stacks 4").status, 0);
+  EXPECT_EQ(read_alt(with).metadata.value("unwinder", ""), ALLOCLAB_STACKS_UNWINDER);
+  const std::string forced = dir.file("forced.alt");
+  ASSERT_EQ(record(forced, TORTURE_STACKS, "ALLOCLAB_UNWINDER=backtrace", "--stacks 4").status, 0);
+  const Trace trace = read_alt(forced);
+  EXPECT_EQ(trace.metadata.value("unwinder", ""), "backtrace");
+  EXPECT_GT(allocations_from(trace, "stacks_site_two"), 0u);
+  const std::string without = dir.file("without.alt");
+  ASSERT_EQ(record(without, TORTURE_STACKS).status, 0);
+  EXPECT_FALSE(read_alt(without).metadata.contains("unwinder"));
+}
+
+// A handler that maps memory interrupts allocations, and so the unwinding, thousands of times:
+// no deadlock, every allocation recorded with its stack. (The handler's own events are dropped
+// while it interrupts an unwind, the tracer's guarded work, a map and its unmap together.)
+TEST(RecordStacks, signal_handlers_interrupt_the_unwinder) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string trace_path = dir.file("signal.alt");
+  const std::string counts_path = dir.file("counts.txt");
+  const Recorded r =
+      record(trace_path, std::string(TORTURE_SIGNAL) + " " + counts_path, {}, "--stacks 16");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Trace trace = read_alt(trace_path);
+  const auto counts = read_counts(counts_path);
+  const RunCounts c = count_in_runs(trace, "work");
+  EXPECT_EQ(c.allocs, counts.at("allocs"));
+  EXPECT_EQ(c.frees, counts.at("frees"));
+  EXPECT_EQ(c.maps, c.unmaps);
+  EXPECT_LE(c.maps, counts.at("maps"));
+  EXPECT_EQ(resolve(trace).anomalies.total(), 0u);
+  std::uint64_t without_stack = 0;
+  for (std::size_t i = 0; i < trace.size(); ++i)
+    without_stack +=
+        trace.op(i) == Op::alloc && trace.kind(i) != MemoryKind::mapped && trace.stack_id(i) == 0;
+  EXPECT_LE(without_stack, 2u);  // at most what the C runtime allocated before the constructor
+}
+
+// Eight threads, each unwinding for the first time. libunwind, a dlopened library, gets its
+// thread-local storage from malloc on a thread's first unwind, and glibc frees it when the thread
+// is joined: that block is recorded (without a stack, at most one or two per thread) so the trace
+// still pairs up, with no free of an unknown block.
+TEST(RecordStacks, threads_unwind_without_anomalies) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string trace_path = dir.file("threads.alt");
+  const std::string counts_path = dir.file("counts.txt");
+  const Recorded r =
+      record(trace_path, std::string(TORTURE_THREADS) + " " + counts_path, {}, "--stacks 16");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Trace trace = read_alt(trace_path);
+  const auto counts = read_counts(counts_path);
+  std::uint64_t with_stack = 0, without_stack = 0;
+  bool inside = false;
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    if (trace.op(i) == Op::run_begin) inside = trace.label(i) == "work";
+    if (trace.op(i) == Op::run_end) inside = false;
+    if (inside && trace.op(i) == Op::alloc && trace.kind(i) != MemoryKind::mapped)
+      ++(trace.stack_id(i) != 0 ? with_stack : without_stack);
+  }
+  EXPECT_EQ(with_stack, counts.at("allocs"));
+  EXPECT_LE(without_stack, 16u);
+  if (std::string(ALLOCLAB_STACKS_UNWINDER) == "backtrace") {
+    EXPECT_EQ(without_stack, 0u);
+  }
+  const Anomalies a = resolve(trace).anomalies;
+  EXPECT_EQ(a.total(), 0u) << "free_unknown " << a.free_unknown;
+}
+
 TEST(RecordStacks, rejects_a_depth_beyond_64) {
   ScratchDir dir;
   const Recorded r = record(dir.file("deep.alt"), TORTURE_STACKS, {}, "--stacks 65");

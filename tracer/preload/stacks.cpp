@@ -11,6 +11,11 @@
 
 #include "recorder.hpp"
 
+#ifdef ALLOCLAB_LIBUNWIND
+#define UNW_LOCAL_ONLY  // the _UL (local-only) entry points: those of libunwind.so, not -generic
+#include <libunwind.h>
+#endif
+
 namespace alloclab::preload {
 
 int g_stack_depth = 0;
@@ -18,11 +23,24 @@ int g_stack_depth = 0;
 namespace {
 
 std::atomic<bool> g_stacks_ready{false};
-std::uintptr_t g_self_begin = 0;  // the tracer's own code: frames to skip
-std::uintptr_t g_self_end = 0;
 
-int find_self(dl_phdr_info* info, std::size_t, void* data) {
-  const auto target = reinterpret_cast<std::uintptr_t>(data);
+// Code of one loaded object: its lowest to highest PT_LOAD address.
+struct CodeRange {
+  std::uintptr_t begin = 0;
+  std::uintptr_t end = 0;
+  bool contains(std::uintptr_t address) const { return address >= begin && address < end; }
+};
+CodeRange g_self;      // the tracer's own code: frames to skip
+CodeRange g_unwinder;  // libunwind's, when it unwinds: unw_backtrace's own frame comes first
+
+struct RangeQuery {
+  std::uintptr_t target;
+  CodeRange* range;
+};
+
+int find_range(dl_phdr_info* info, std::size_t, void* data) {
+  auto* query = static_cast<RangeQuery*>(data);
+  const std::uintptr_t target = query->target;
   std::uintptr_t low = ~std::uintptr_t{0}, high = 0;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
@@ -32,14 +50,56 @@ int find_self(dl_phdr_info* info, std::size_t, void* data) {
     high = begin + ph.p_memsz > high ? begin + ph.p_memsz : high;
   }
   if (target < low || target >= high) return 0;
-  g_self_begin = low;
-  g_self_end = high;
+  *query->range = CodeRange{low, high};
   return 1;
 }
 
-bool is_self(std::uintptr_t address) {
-  return address >= g_self_begin && address < g_self_end;
+void find_code_range(const void* address, CodeRange& range) {
+  RangeQuery query{reinterpret_cast<std::uintptr_t>(address), &range};
+  dl_iterate_phdr(find_range, &query);
 }
+
+bool is_own_frame(std::uintptr_t address) {
+  return g_self.contains(address) || g_unwinder.contains(address);
+}
+
+// This thread's first unwind ran (libunwind: its thread-local storage exists); an unwind runs.
+thread_local int t_unwound __attribute__((tls_model("initial-exec"))) = 0;
+thread_local int t_unwinding __attribute__((tls_model("initial-exec"))) = 0;
+
+using BacktraceFn = int (*)(void**, int);
+// libunwind's unw_backtrace once stacks_warm_up loaded it; null: glibc's backtrace().
+BacktraceFn g_unw_backtrace = nullptr;
+
+#ifdef ALLOCLAB_LIBUNWIND
+#define ALLOCLAB_SYMBOL_NAME(name) ALLOCLAB_SYMBOL_NAME_(name)
+#define ALLOCLAB_SYMBOL_NAME_(name) #name
+
+// libunwind is opened here, only with --stacks, and RTLD_LOCAL: linked into the library it would
+// load into every traced program, and its _Unwind_* functions (libunwind.so exports a
+// libgcc-compatible set) would take the place of libgcc_s's for the program's own exceptions.
+// Not found at run time: backtrace() it is.
+void load_libunwind() {
+  void* lib = dlopen(ALLOCLAB_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return;
+  auto backtrace_fn = reinterpret_cast<BacktraceFn>(dlsym(lib, "unw_backtrace"));
+  if (!backtrace_fn) {
+    dlclose(lib);
+    return;
+  }
+  // The names behind libunwind.h's macros (_ULx86_64_... on x86-64).
+  auto set_policy = reinterpret_cast<decltype(&unw_set_caching_policy)>(
+      dlsym(lib, ALLOCLAB_SYMBOL_NAME(unw_set_caching_policy)));
+  auto* local_space =
+      static_cast<unw_addr_space_t*>(dlsym(lib, ALLOCLAB_SYMBOL_NAME(unw_local_addr_space)));
+  // A per-thread DWARF cache needs no lock; a libunwind built without one keeps its global
+  // cache, whose lock blocks signals while held. Both are safe in a signal handler. (The fast
+  // path, unw_backtrace's per-thread cache of frame layouts by return address, is used either way.)
+  if (set_policy && local_space) set_policy(*local_space, UNW_CACHE_PER_THREAD);
+  g_unw_backtrace = backtrace_fn;
+  find_code_range(reinterpret_cast<const void*>(backtrace_fn), g_unwinder);
+}
+#endif
 
 std::string demangled(const char* name) {
   int status = 0;
@@ -62,10 +122,26 @@ void stacks_configure(const char* depth_text) {
 
 void stacks_warm_up() {
   if (g_stack_depth == 0) return;
-  void* first[4];
-  backtrace(first, 4);  // loads libgcc_s's unwinder now, not inside a traced malloc
-  dl_iterate_phdr(find_self, reinterpret_cast<void*>(&capture_stack));
+#ifdef ALLOCLAB_LIBUNWIND
+  // ALLOCLAB_UNWINDER=backtrace: glibc's, in a build that has libunwind (to compare them).
+  const char* wanted = std::getenv("ALLOCLAB_UNWINDER");
+  if (!wanted || std::strcmp(wanted, "backtrace") != 0) load_libunwind();
+#endif
+  // The first unwind does the unwinder's lazy work now, not inside a traced malloc: backtrace()
+  // loads libgcc_s; unw_backtrace sets up libunwind and this thread's trace cache (and its
+  // thread-local storage, which a dlopened library gets on first use).
+  void* first[max_stack_depth];
+  if (g_unw_backtrace)
+    g_unw_backtrace(first, max_stack_depth);
+  else
+    backtrace(first, max_stack_depth);
+  t_unwound = 1;
+  find_code_range(reinterpret_cast<const void*>(&capture_stack), g_self);
   g_stacks_ready.store(true, std::memory_order_release);
+}
+
+const char* stacks_unwinder() {
+  return g_unw_backtrace ? "libunwind" : "backtrace";
 }
 
 std::size_t buffer_bytes() {
@@ -80,14 +156,27 @@ std::uint64_t* frame_slots(Buffer* b, std::uint32_t slot) {
 
 int capture_stack(std::uint64_t* frames) {
   if (!g_stacks_ready.load(std::memory_order_acquire)) return 0;
+  if (t_unwinding) return 0;  // an allocation by the unwind below (its first on this thread)
   // The tracer's own frames (the hook, the recorder) come first; a few spare slots cover them.
   constexpr int spare = 8;
   void* raw[max_stack_depth + spare];
-  ++t_guard;  // the unwinder may allocate (rarely, e.g. on a new object): pass it through
-  const int got = backtrace(raw, g_stack_depth + spare);
-  --t_guard;
+  // The unwinder may allocate (rarely, e.g. on a new object): pass that through unrecorded.
+  // Except libunwind's first unwind on a thread: a dlopened library's thread-local storage is
+  // malloc'ed then, and glibc frees it (recorded) when the thread is joined, so that block is
+  // recorded too (without a stack) to keep the trace paired. That first unwind is the one that
+  // is not async-signal-safe: a thread whose first stack is taken in a signal handler that
+  // interrupted malloc would enter malloc again (threads unwind on their first allocation, so
+  // that handler would have to interrupt the thread's first one).
+  const bool guarded = !g_unw_backtrace || t_unwound;
+  t_unwinding = 1;
+  t_guard += guarded;
+  const int got = g_unw_backtrace ? g_unw_backtrace(raw, g_stack_depth + spare)
+                                  : backtrace(raw, g_stack_depth + spare);
+  t_guard -= guarded;
+  t_unwinding = 0;
+  t_unwound = 1;
   int first = 0;
-  while (first < got && is_self(reinterpret_cast<std::uintptr_t>(raw[first]))) ++first;
+  while (first < got && is_own_frame(reinterpret_cast<std::uintptr_t>(raw[first]))) ++first;
   int n = 0;
   for (int i = first; i < got && n < g_stack_depth; ++i)
     frames[n++] = reinterpret_cast<std::uintptr_t>(raw[i]);

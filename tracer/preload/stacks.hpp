@@ -23,10 +23,13 @@ extern int g_stack_depth;
 
 // From ALLOCLAB_STACKS; before the tracer is enabled. Makes no library calls that allocate.
 void stacks_configure(const char* depth_text);
-// In the library constructor, with the recursion guard held: the unwinder's first use loads
-// libgcc_s (which allocates), and the tracer's own code range is found. Until then allocations
-// are recorded without stacks.
+// In the library constructor, with the recursion guard held: picks the unwinder (libunwind,
+// opened now, in a build with ALLOCLAB_LIBUNWIND when it loads; else glibc's backtrace()), whose
+// first use does its lazy setup (loading libgcc_s, libunwind's caches; both allocate), and finds
+// the tracer's own code range. Until then allocations are recorded without stacks.
 void stacks_warm_up();
+// "libunwind" or "backtrace": the unwinder stacks_warm_up picked (for the trace's metadata).
+const char* stacks_unwinder();
 
 // Bytes of one buffer: its records plus, with stacks on, depth frame slots per record.
 std::size_t buffer_bytes();

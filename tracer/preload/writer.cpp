@@ -456,6 +456,7 @@ bool open_trace() {
   metadata["clock"] = "CLOCK_MONOTONIC";
   metadata["min_size"] = g.min_size;
   metadata["stack_depth"] = g_stack_depth;
+  if (g_stack_depth) metadata["unwinder"] = stacks_unwinder();
   metadata["time_resolution_ns"] = time_resolution_ns();
   metadata["recorder"] = "alloclab record (liballoclab_preload.so)";
   metadata["image"] = image_name(g_image);
@@ -523,8 +524,8 @@ void fork_child() {
 // Runs once the C runtime is fully up (library constructor): the file, the thread, the hooks.
 void start_tracing() {
   GuardScope guard;
+  stacks_warm_up();  // first: the metadata names the unwinder it picks
   if (!open_trace()) return;
-  stacks_warm_up();
   init_thread_key();
   pthread_atfork(nullptr, nullptr, fork_child);
   install_fatal_handlers();

@@ -182,9 +182,6 @@ int run_headless(const RunOptions& o) {
       if (timing) {
         times.ui.push_back(ui1 - ui0);
         times.gl.push_back(std::chrono::duration<double, std::milli>(Clock::now() - gl0).count());
-        times.triangles = static_cast<std::size_t>(ImGui::GetDrawData()->TotalIdxCount / 3);
-        times.vertices = static_cast<std::size_t>(ImGui::GetDrawData()->TotalVtxCount);
-        times.area = triangle_area(*ImGui::GetDrawData());
       }
       write_requested(pngs, o.width, o.height);
     };
@@ -204,7 +201,7 @@ int run_headless(const RunOptions& o) {
       std::fprintf(stderr, "alloclab gui: %s\n", script->error().c_str());
       status = 1;
     }
-    timing = true;
+    timing = o.frame_times;
     for (int i = 0; i < std::max(o.frames, 3); ++i) {
       const auto t0 = Clock::now();
       frame();
@@ -212,6 +209,11 @@ int run_headless(const RunOptions& o) {
     }
     timing = false;
     if (o.frame_times) {
+      // The last frame's draw data, still current.
+      const ImDrawData& last = *ImGui::GetDrawData();
+      times.triangles = static_cast<std::size_t>(last.TotalIdxCount / 3);
+      times.vertices = static_cast<std::size_t>(last.TotalVtxCount);
+      times.area = triangle_area(last);
       std::printf("renderer: %s, %dx%d\n", gl.renderer().c_str(), o.width, o.height);
       print_frame_times(times);
     }

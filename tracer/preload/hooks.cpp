@@ -1,20 +1,19 @@
 // The interposed allocation functions. Each one calls the real function (found with
 // dlsym(RTLD_NEXT)) and, when tracing, records the event in the order recorder.hpp explains.
 #include <dlfcn.h>
-#include <link.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 
 #include "preload.hpp"
 #include "recorder.hpp"
+#include "stacks.hpp"
 
 namespace alloclab::preload {
 namespace {
@@ -112,22 +111,9 @@ void* start_unguarded(void* start) {
 
 // The runtime's own code maps memory too (its symbolizer, inside interceptors that ignore
 // synchronisation): not the program's, and recorded it would show as a race in the tracer.
-std::uintptr_t g_runtime_begin = 0;
-std::uintptr_t g_runtime_end = 0;
-int find_runtime(dl_phdr_info* info, std::size_t, void*) {
-  if (!info->dlpi_name || !std::strstr(info->dlpi_name, "libtsan")) return 0;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& segment = info->dlpi_phdr[i];
-    if (segment.p_type != PT_LOAD) continue;
-    const std::uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
-    if (g_runtime_begin == 0 || begin < g_runtime_begin) g_runtime_begin = begin;
-    g_runtime_end = std::max<std::uintptr_t>(g_runtime_end, begin + segment.p_memsz);
-  }
-  return 1;
-}
+CodeRange g_runtime;
 bool from_runtime(const void* caller) {
-  const auto at = reinterpret_cast<std::uintptr_t>(caller);
-  return at >= g_runtime_begin && at < g_runtime_end;
+  return g_runtime.contains(reinterpret_cast<std::uintptr_t>(caller));
 }
 #define ALLOCLAB_FROM_RUNTIME() from_runtime(__builtin_return_address(0))
 #else
@@ -341,7 +327,7 @@ ALLOCLAB_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr
 
 // The main thread is let go once the runtime is ready: the library constructor has run.
 __attribute__((constructor(65535))) static void alloclab_unguard_main_thread() {
-  dl_iterate_phdr(find_runtime, nullptr);
+  g_runtime = code_range_of(dlsym(RTLD_DEFAULT, "__tsan_init"));
   t_guard = 0;
 }
 #endif

@@ -24,12 +24,6 @@ namespace {
 
 std::atomic<bool> g_stacks_ready{false};
 
-// Code of one loaded object: its lowest to highest PT_LOAD address.
-struct CodeRange {
-  std::uintptr_t begin = 0;
-  std::uintptr_t end = 0;
-  bool contains(std::uintptr_t address) const { return address >= begin && address < end; }
-};
 CodeRange g_self;      // the tracer's own code: frames to skip
 CodeRange g_unwinder;  // libunwind's, when it unwinds: unw_backtrace's own frame comes first
 
@@ -52,11 +46,6 @@ int find_range(dl_phdr_info* info, std::size_t, void* data) {
   if (target < low || target >= high) return 0;
   *query->range = CodeRange{low, high};
   return 1;
-}
-
-void find_code_range(const void* address, CodeRange& range) {
-  RangeQuery query{reinterpret_cast<std::uintptr_t>(address), &range};
-  dl_iterate_phdr(find_range, &query);
 }
 
 bool is_own_frame(std::uintptr_t address) {
@@ -97,7 +86,7 @@ void load_libunwind() {
   // path, unw_backtrace's per-thread cache of frame layouts by return address, is used either way.)
   if (set_policy && local_space) set_policy(*local_space, UNW_CACHE_PER_THREAD);
   g_unw_backtrace = backtrace_fn;
-  find_code_range(reinterpret_cast<const void*>(backtrace_fn), g_unwinder);
+  g_unwinder = code_range_of(reinterpret_cast<const void*>(backtrace_fn));
 }
 #endif
 
@@ -136,8 +125,15 @@ void stacks_warm_up() {
   else
     backtrace(first, max_stack_depth);
   t_unwound = 1;
-  find_code_range(reinterpret_cast<const void*>(&capture_stack), g_self);
+  g_self = code_range_of(reinterpret_cast<const void*>(&capture_stack));
   g_stacks_ready.store(true, std::memory_order_release);
+}
+
+CodeRange code_range_of(const void* address) {
+  CodeRange range;
+  RangeQuery query{reinterpret_cast<std::uintptr_t>(address), &range};
+  dl_iterate_phdr(find_range, &query);
+  return range;
 }
 
 const char* stacks_unwinder() {

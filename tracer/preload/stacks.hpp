@@ -18,6 +18,15 @@ struct Buffer;
 
 inline constexpr int max_stack_depth = 64;
 
+// Code of one loaded object: its lowest to highest PT_LOAD address.
+struct CodeRange {
+  std::uintptr_t begin = 0;
+  std::uintptr_t end = 0;
+  bool contains(std::uintptr_t address) const { return address >= begin && address < end; }
+};
+// The code range of the loaded object that holds `address`; empty when none does.
+CodeRange code_range_of(const void* address);
+
 // Frames per allocation, 0 when off. Set once by stacks_configure before tracing starts.
 extern int g_stack_depth;
 

@@ -291,8 +291,8 @@ void stop_writing(const char* why) {
 // The alloc of a realloc free is its thread's next item: when that is not in the batch, or not
 // before the point from which items wait anyway, everything from the free on waits for the next
 // flush. Only items new in this flush are held back (each at most once), so a thread that never
-// returns holds nothing for long.
-void hold_back_split_reallocs(std::vector<Item>& items, std::vector<MovedRealloc>& moved,
+// returns holds nothing for long. Returns whether a marker is among them (its label must stay).
+bool hold_back_split_reallocs(std::vector<Item>& items, std::vector<MovedRealloc>& moved,
                               std::uint64_t new_from) {
   constexpr std::uint64_t none = UINT64_MAX;
   std::uint64_t cut = none;
@@ -303,7 +303,7 @@ void hold_back_split_reallocs(std::vector<Item>& items, std::vector<MovedRealloc
     if ((it->size_op & realloc_free_bit) && (next == none || next >= cut)) cut = it->seq;
     next = it->seq;
   }
-  if (cut == none) return;
+  if (cut == none) return false;
   const auto from = std::lower_bound(items.begin(), items.end(), cut,
                                      [](const Item& a, std::uint64_t seq) { return a.seq < seq; });
   g_held_items->assign(from, items.end());
@@ -311,6 +311,9 @@ void hold_back_split_reallocs(std::vector<Item>& items, std::vector<MovedRealloc
   for (const MovedRealloc& m : moved)
     if (m.made >= cut) g_held_moved->push_back(m);
   std::erase_if(moved, [cut](const MovedRealloc& m) { return m.made >= cut; });
+  return std::any_of(g_held_items->begin(), g_held_items->end(), [](const Item& item) {
+    return record_op(item.size_op) > static_cast<std::uint8_t>(Op::free);
+  });
 }
 
 // One flush. Caller holds g_flush_lock. `bounded`: someone waits for it (exit, exec, a fatal
@@ -339,13 +342,14 @@ void flush_locked(bool bounded) {
     // Also after a failure: the buffers must still be emptied and given back.
     collect(S, bounded, items, moved);
     g_emitted_below = S;
-    if (!bounded) hold_back_split_reallocs(items, moved, new_from);
+    const bool label_held = !bounded && hold_back_split_reallocs(items, moved, new_from);
     if (!g_write_failed) {
       g_clock.calibrate();
       order_moved_reallocs(items, moved);
       write_items(items);
     }
-    g.labels_collected.store(labels, std::memory_order_release);
+    // A held-back marker's label is read by the next flush: its slot is not free yet.
+    if (!label_held) g.labels_collected.store(labels, std::memory_order_release);
   } catch (const std::exception& e) {
     stop_writing(e.what());
   }

@@ -281,9 +281,11 @@ class AltLoader {
 
   void read_chunks(std::size_t pos, AltLoadStats& stats) {
     std::vector<ChunkJob> jobs = scan_chunks(pos, stats);
+    if (tail_only_) jobs = checksum_all_but_last(std::move(jobs), stats);
+    // From here on nothing else reads the source, so a file window stays valid (tail_only_
+    // keeps one job).
     for (ChunkJob& job : jobs)
       job.payload = source_.at(job.offset + detail::alt_chunk_header_bytes, job.header.stored);
-    if (tail_only_) jobs = checksum_all_but_last(std::move(jobs), stats);
     std::size_t total = trace_.size();
     for (ChunkJob& job : jobs) {
       job.base = total;
@@ -302,7 +304,9 @@ class AltLoader {
     std::vector<ChunkJob> last;
     for (std::size_t k = jobs.size(); k-- > 0;) {
       ChunkJob& job = jobs[k];
-      if (detail::crc32_of(job.payload, job.header.stored) != job.header.payload_crc) {
+      const std::uint8_t* payload =
+          source_.at(job.offset + detail::alt_chunk_header_bytes, job.header.stored);
+      if (detail::crc32_of(payload, job.header.stored) != job.header.payload_crc) {
         warn(job.offset, job.index,
              "checksum mismatch; chunk skipped, " + std::to_string(job.header.events) +
                  " events lost");
@@ -449,7 +453,7 @@ Trace parse_alt(std::vector<std::uint8_t> bytes, const std::string& name, AltLoa
 
 Trace read_alt_tail(const std::string& path, AltLoadStats* stats) {
   AltLoadStats local;
-  MemorySource source(read_whole_file(path));
+  FileSource source(path);  // a chunk at a time: the file may be far larger than memory
   AltLoader loader(path, source, true);
   return loader.load(stats ? *stats : local);
 }

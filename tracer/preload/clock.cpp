@@ -76,27 +76,21 @@ void clock_init(const char* resolution_text) {
 }
 
 void TickConverter::calibrate() {
-  if (!g_ticks_are_tsc) return;
+  keep_mask_ = ~(g_resolution_ns - 1);
+  tsc_ = g_ticks_are_tsc;
+  if (!tsc_) return;
+  anchor_ticks_ = static_cast<double>(g_anchor_ticks);
+  anchor_ns_ = static_cast<double>(g_anchor_ns);
   std::uint64_t ticks = 0, ns = 0;
   read_pair(ticks, ns);
   // Below ~1 ms the two clocks' read jitter would dominate; keep the previous rate (or wait for
   // the next call) unless there is nothing better.
-  if (ns - g_anchor_ns < 1'000'000 && ns_per_tick_ != 0) return;
-  if (ticks > g_anchor_ticks && ns > g_anchor_ns)
+  if (ns - g_anchor_ns < 1'000'000 && calibrated_) return;
+  if (ticks > g_anchor_ticks && ns > g_anchor_ns) {
     ns_per_tick_ =
         static_cast<double>(ns - g_anchor_ns) / static_cast<double>(ticks - g_anchor_ticks);
-}
-
-std::uint64_t TickConverter::to_ns(std::uint64_t ticks) const {
-  return exact_ns(ticks) & ~(g_resolution_ns - 1);
-}
-
-std::uint64_t TickConverter::exact_ns(std::uint64_t ticks) const {
-  if (!g_ticks_are_tsc) return ticks;
-  const double offset = (static_cast<double>(ticks) - static_cast<double>(g_anchor_ticks)) *
-                        (ns_per_tick_ != 0 ? ns_per_tick_ : 1.0);
-  const double ns = static_cast<double>(g_anchor_ns) + offset;
-  return ns <= 0 ? 0 : static_cast<std::uint64_t>(ns);
+    calibrated_ = true;
+  }
 }
 
 }  // namespace alloclab::preload

@@ -36,13 +36,23 @@ inline std::uint64_t now_ticks() {
 // differ by far less than the jitter of reading the two clocks.
 class TickConverter {
  public:
+  // Also takes the anchor and resolution: to_ns then reads members only, inline, for each of
+  // millions of events per second.
   void calibrate();
   // Nanoseconds rounded down to the resolution.
-  std::uint64_t to_ns(std::uint64_t ticks) const;
+  std::uint64_t to_ns(std::uint64_t ticks) const {
+    if (!tsc_) return ticks & keep_mask_;
+    const double ns = anchor_ns_ + (static_cast<double>(ticks) - anchor_ticks_) * ns_per_tick_;
+    return ns <= 0 ? 0 : static_cast<std::uint64_t>(ns) & keep_mask_;
+  }
 
  private:
-  std::uint64_t exact_ns(std::uint64_t ticks) const;
-  double ns_per_tick_ = 0;
+  bool tsc_ = false;
+  double anchor_ticks_ = 0;
+  double anchor_ns_ = 0;
+  double ns_per_tick_ = 1.0;
+  bool calibrated_ = false;
+  std::uint64_t keep_mask_ = ~std::uint64_t{0};
 };
 
 }  // namespace alloclab::preload

@@ -60,7 +60,7 @@ bool wait_for_room() {
 // Buffers the writer emptied, ready for reuse: a thread takes one with an exchange, so no two
 // threads can get the same buffer (no ABA as a lock-free list would have). Reusing them spares
 // the program the page faults of fresh mappings.
-inline constexpr int spare_slots = 8;
+inline constexpr int spare_slots = 16;
 std::atomic<Buffer*> g_spares[spare_slots];
 
 Buffer* take_spare() {

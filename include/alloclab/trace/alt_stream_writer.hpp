@@ -37,6 +37,8 @@ class AltStreamWriter {
   void append_chunk(const Trace& trace, std::size_t begin, std::size_t end);
   // Appends every event of `trace`, options.events_per_chunk per chunk.
   void append(const Trace& trace);
+  // For the chunks appended from now on (a writer that falls behind trades size for speed).
+  void set_zstd_level(int level) { options_.zstd_level = level; }
   void close();
 
   const std::string& path() const { return path_; }

@@ -50,8 +50,10 @@ void print_text(const TraceSummary& s) {
               grouped(s.events_by_op[3]).c_str(), grouped(s.events_by_op[4]).c_str());
   std::string devices;
   for (const std::string& d : s.devices) devices += (devices.empty() ? "" : ", ") + d;
-  std::printf("threads      %s   devices %s   streams %s\n", grouped(s.threads).c_str(),
+  std::printf("threads      %s   devices %s   streams %s", grouped(s.threads).c_str(),
               devices.empty() ? "-" : devices.c_str(), grouped(s.streams).c_str());
+  if (s.pools) std::printf("   pools %s", grouped(s.pools).c_str());
+  std::printf("\n");
   std::printf("duration     %s\n", human_duration(s.duration_ns).c_str());
   std::printf("allocations  %s   frees %s   leaks %s (%s)\n", grouped(s.allocations).c_str(),
               grouped(s.frees).c_str(), grouped(s.anomalies.leaks).c_str(),

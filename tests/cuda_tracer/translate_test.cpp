@@ -125,6 +125,33 @@ TEST(CudaTranslate, each_allocating_api_has_its_memory_kind) {
   }
 }
 
+TEST(CudaTranslate, a_pool_allocation_and_its_free_carry_the_pool_handle) {
+  Translator t;
+  ApiCall from_pool = exit_of(Api::cuda_malloc_from_pool_async, 0x30000, 512);
+  from_pool.pool = 0xabc000;
+  from_pool.stream = 0x77;
+  const auto made = run(t, from_pool);
+  ASSERT_EQ(made.size(), 1u);
+  EXPECT_EQ(made[0].pool, 0xabc000u);
+  EXPECT_EQ(made[0].stream, 0x77u);
+  ApiCall default_pool = exit_of(Api::cuda_malloc_async, 0x50000, 512);  // the device's pool
+  EXPECT_EQ(run(t, default_pool).at(0).pool, 0u);
+  // cudaFreeAsync names no pool: the free takes its allocation's, on its own stream.
+  ApiCall freed = enter_of(Api::cuda_free_async, 0x30000);
+  freed.stream = 0x99;
+  const auto gone = run(t, freed);
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0].pool, 0xabc000u);
+  EXPECT_EQ(gone[0].stream, 0x99u);
+  EXPECT_EQ(run(t, enter_of(Api::cu_mem_free_async, 0x50000)).at(0).pool, 0u);
+  // In a trace, the pool is part of the event's origin and survives the round trip.
+  Trace trace;
+  trace.push_back(made[0]);
+  trace.push_back(gone[0]);
+  EXPECT_EQ(trace.pool(0), 0xabc000u);
+  EXPECT_EQ(trace.event(1), gone[0]);
+}
+
 TEST(CudaTranslate, pitched_allocations_count_pitch_times_rows_times_depth) {
   Translator t;
   ApiCall pitch = exit_of(Api::cuda_malloc_pitch, 0x20000, 1000);

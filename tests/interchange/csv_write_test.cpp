@@ -31,6 +31,7 @@ Trace every_field_trace() {
   big.device = 3;
   big.kind = MemoryKind::managed;
   big.alignment = std::uint64_t{1} << 63;
+  big.pool = 0xfffffffffffffffdu;
   trace.push_back(big);
   Event segment = make(Op::alloc, 0x7000, 2097152, 3);
   segment.segment = true;
@@ -61,6 +62,9 @@ TEST(CsvWrite, writes_all_columns_in_the_documented_order) {
   alloc.device = 0;
   alloc.kind = MemoryKind::device;
   alloc.alignment = 256;
+  alloc.kind = MemoryKind::async_pool;
+  alloc.stream = 7;
+  alloc.pool = 0x5000;
   trace.push_back(alloc);
   Event mark = make(Op::mark, 0, 0, 150);
   mark.label = "a,b";
@@ -69,11 +73,11 @@ TEST(CsvWrite, writes_all_columns_in_the_documented_order) {
   std::ostringstream out;
   write_csv(trace, out);
   EXPECT_EQ(out.str(),
-            "time_ns,thread,action,address,size,stream,device,kind,alignment,segment,label\n"
-            "100,0,run_begin,,,0,cpu,host,0,0,\n"
-            "120,1,alloc,0x7f00a0000000,1048576,0,cuda:0,device,256,0,\n"
-            "150,0,mark,,,0,cpu,host,0,0,\"a,b\"\n"
-            "180,0,free,0x7f00a0000000,,0,cpu,host,0,0,\n");
+            "time_ns,thread,action,address,size,stream,device,kind,alignment,segment,pool,label\n"
+            "100,0,run_begin,,,0,cpu,host,0,0,0,\n"
+            "120,1,alloc,0x7f00a0000000,1048576,7,cuda:0,async-pool,256,0,20480,\n"
+            "150,0,mark,,,0,cpu,host,0,0,0,\"a,b\"\n"
+            "180,0,free,0x7f00a0000000,,0,cpu,host,0,0,0,\n");
 }
 
 TEST(CsvWrite, round_trips_every_field) {

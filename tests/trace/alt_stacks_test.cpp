@@ -198,5 +198,52 @@ TEST(AltFormat, version_1_files_still_load) {
   EXPECT_EQ(read_alt(again.path()), t);
 }
 
+TEST(AltFormat, version_2_files_still_load_with_no_pools) {
+  // Written by alloclab 0.1.0 before version 3 (pools): `convert` of
+  // tests/data/interchange/all_columns.csv, three threads on cpu, cuda:0 and cuda:1.
+  const std::string path = std::string(ALLOCLAB_TEST_DATA) + "/alt-v2/all-columns.alt";
+  std::ifstream in(path, std::ios::binary);
+  char header[12] = {};
+  ASSERT_TRUE(in.read(header, sizeof header));
+  ASSERT_EQ(header[8], 2);
+  AltLoadStats stats;
+  const Trace t = read_alt(path, &stats);
+  ASSERT_EQ(t.size(), 7u);
+  EXPECT_TRUE(t.warnings.empty());
+  EXPECT_EQ(t.thread(1), 42u);
+  EXPECT_EQ(t.device(1), 1);
+  EXPECT_EQ(t.stream(1), 16u);
+  EXPECT_EQ(t.stream(3), 7u);
+  EXPECT_EQ(t.label(0), "step 1, warm-up");
+  for (std::size_t i = 0; i < t.size(); ++i) EXPECT_EQ(t.pool(i), 0u) << i;
+  TempFile again("v2-rewritten.alt");
+  write_alt(t, again.path());
+  EXPECT_EQ(read_alt(again.path()), t);
+}
+
+TEST(AltFormat, pools_round_trip_as_part_of_the_origin) {
+  Trace trace;
+  Event a;
+  a.op = Op::alloc;
+  a.device = 0;
+  a.kind = MemoryKind::async_pool;
+  a.stream = 5;
+  a.address = 0x1000;
+  a.size = 256;
+  for (const std::uint64_t pool : {std::uint64_t{0}, std::uint64_t{0x7f00aa000000},
+                                   std::uint64_t{0x7f00aa000000}, ~std::uint64_t{0}}) {
+    a.pool = pool;
+    trace.push_back(a);
+    a.address += 0x1000;
+  }
+  EXPECT_EQ(trace.origins().size(), 3u);  // same thread, device and stream: the pool tells
+  TempFile file("pools.alt");
+  write_alt(trace, file.path());
+  const Trace back = read_alt(file.path());
+  EXPECT_EQ(back, trace);
+  EXPECT_EQ(back.pool(1), 0x7f00aa000000u);
+  EXPECT_EQ(back.pool(3), ~std::uint64_t{0});
+}
+
 }  // namespace
 }  // namespace alloclab

@@ -67,5 +67,22 @@ TEST(Summary, recorded_hit_rate_comes_from_segment_events) {
   EXPECT_EQ(s.segment_allocs, 1u);
 }
 
+TEST(Summary, counts_streams_per_device_and_explicit_pools) {
+  std::vector<Event> events;
+  for (const std::uint64_t pool : {0x0ull, 0xa000ull, 0xb000ull, 0xa000ull}) {
+    Event e = alloc_event(0x1000 + events.size() * 0x100, 64);
+    e.device = 0;
+    e.kind = MemoryKind::async_pool;
+    e.stream = pool == 0xb000 ? 2 : 1;
+    e.pool = pool;
+    events.push_back(e);
+  }
+  const Trace t = test::make_trace(events);
+  const TraceSummary s = summarize(t, resolve(t));
+  EXPECT_EQ(s.streams, 2u);
+  EXPECT_EQ(s.pools, 2u);  // 0 (no explicit pool) is not one
+  EXPECT_EQ(to_json(s)["pools"], 2);
+}
+
 }  // namespace
 }  // namespace alloclab

@@ -97,10 +97,11 @@ Event Translator::alloc_event(const ApiCall& call, MemoryKind kind, DeviceId dev
   event.device = device;
   event.kind = kind;
   event.stream = call.stream;
+  event.pool = call.pool;
   event.address = call.succeeded ? call.address : 0;
   event.size = size;
   if (event.address != 0)
-    live_[event.address] = Live{device, kind, !is_runtime_api(call.api), call.thread};
+    live_[event.address] = Live{device, kind, !is_runtime_api(call.api), call.thread, call.pool};
   return event;
 }
 
@@ -118,6 +119,7 @@ std::optional<Event> Translator::free_event(const ApiCall& call, std::uint64_t a
   if (auto it = live_.find(address); it != live_.end()) {
     event.device = it->second.device;
     event.kind = it->second.kind;
+    event.pool = it->second.pool;
     live_.erase(it);
   }
   return event;

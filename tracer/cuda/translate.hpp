@@ -121,6 +121,7 @@ class Translator {
     MemoryKind kind;
     bool by_driver_api;    // made by a driver call (see seen_twice)
     std::uint64_t thread;  // the thread that made it
+    std::uint64_t pool;    // its explicit memory pool (0: none): its free names it too
   };
   bool seen_twice(const ApiCall& call) const;
   struct Physical {

@@ -114,6 +114,7 @@ void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackC
     put_varint(out, o.thread);
     put_varint(out, zigzag(o.device));
     put_varint(out, o.stream);
+    put_varint(out, o.pool);
   }
 
   const auto labelled = trace.labelled_events(begin, end);
@@ -258,6 +259,7 @@ bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint3
     o.thread = in.next();
     o.device = static_cast<DeviceId>(unzigzag(in.next()));
     o.stream = in.next();
+    if (version >= 3) o.pool = in.next();
     if (o.device < cpu_device) return fail("invalid device " + std::to_string(o.device));
   }
 

@@ -34,11 +34,14 @@ void summarize_origins(const std::vector<Origin>& origins, TraceSummary& s) {
   std::set<std::uint64_t> threads;
   std::set<DeviceId> devices;
   std::set<std::pair<DeviceId, std::uint64_t>> streams;
+  std::set<std::uint64_t> pools;
   for (const Origin& o : origins) {
     threads.insert(o.thread);
     devices.insert(o.device);
     streams.insert({o.device, o.stream});
+    if (o.pool != 0) pools.insert(o.pool);
   }
+  s.pools = pools.size();
   s.threads = threads.size();
   for (DeviceId d : devices) s.devices.push_back(device_name(d));
   s.streams = streams.size();
@@ -207,6 +210,7 @@ nlohmann::json to_json(const TraceSummary& s, bool with_runs) {
       {"threads", s.threads},
       {"devices", s.devices},
       {"streams", s.streams},
+      {"pools", s.pools},
       {"first_time_ns", s.first_time_ns},
       {"duration_ns", s.duration_ns},
       {"allocations", s.allocations},

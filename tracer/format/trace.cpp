@@ -16,6 +16,7 @@ std::size_t Trace::OriginHash::operator()(const Origin& o) const noexcept {
   h ^= (static_cast<std::uint64_t>(static_cast<std::uint32_t>(o.device)) + 0x632BE59BD9B4E019ull) +
        (h << 6) + (h >> 2);
   h ^= (o.stream * 0xC2B2AE3D27D4EB4Full) + (h << 6) + (h >> 2);
+  h ^= (o.pool * 0x165667B19E3779F9ull) + (h << 6) + (h >> 2);
   return static_cast<std::size_t>(h);
 }
 
@@ -191,7 +192,7 @@ void Trace::set_label(std::size_t i, std::string label) {
 
 void Trace::push_back(const Event& e) {
   const std::uint16_t attrs = pack_attrs(e.op, e.kind, e.alignment, e.segment);
-  const std::uint16_t origin = intern_origin(Origin{e.thread, e.device, e.stream});
+  const std::uint16_t origin = intern_origin(Origin{e.thread, e.device, e.stream, e.pool});
   append_raw(e.time_ns, e.address, e.size, origin, attrs);
   if (!e.label.empty()) labels_.emplace_back(time_ns_.size() - 1, e.label);
 }
@@ -225,6 +226,7 @@ Event Trace::event(std::size_t i) const {
   e.thread = o.thread;
   e.device = o.device;
   e.stream = o.stream;
+  e.pool = o.pool;
   e.op = op(i);
   e.kind = kind(i);
   e.address = address(i);

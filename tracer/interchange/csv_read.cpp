@@ -29,6 +29,7 @@ enum : std::size_t {
   kind,
   alignment,
   segment,
+  pool,
   label,
   count
 };
@@ -36,7 +37,7 @@ enum : std::size_t {
 constexpr std::size_t column_count = col::count;
 constexpr std::array<std::string_view, column_count> column_names = {
     "action", "address", "size",      "time_ns", "thread", "stream",
-    "device", "kind",    "alignment", "segment", "label"};
+    "device", "kind",    "alignment", "segment", "pool",   "label"};
 constexpr std::size_t required_columns = 3;  // action, address, size
 constexpr std::size_t absent = static_cast<std::size_t>(-1);
 
@@ -114,6 +115,8 @@ class RowParser {
       e.thread = parse_hex_or_decimal(*text, "thread", name_, row_.line);
     if (auto text = field(col::stream); text && !text->empty())
       e.stream = parse_hex_or_decimal(*text, "stream", name_, row_.line);
+    if (auto text = field(col::pool); text && !text->empty())
+      e.pool = parse_hex_or_decimal(*text, "pool", name_, row_.line);
 
     if (auto text = field(col::device); text && !text->empty()) {
       const auto id = parse_device(*text);

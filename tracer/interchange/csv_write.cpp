@@ -10,7 +10,7 @@ namespace alloclab {
 namespace {
 
 constexpr std::string_view csv_header =
-    "time_ns,thread,action,address,size,stream,device,kind,alignment,segment,label\n";
+    "time_ns,thread,action,address,size,stream,device,kind,alignment,segment,pool,label\n";
 
 void append_decimal(std::string& out, std::uint64_t value) {
   char text[24];
@@ -75,6 +75,8 @@ void append_row(std::string& out, const Trace& trace, std::size_t i) {
   append_decimal(out, trace.alignment(i));
   out += ',';
   out += trace.segment(i) ? '1' : '0';
+  out += ',';
+  append_decimal(out, trace.pool(i));
   out += ',';
   append_label(out, trace.label(i), i);
   out += '\n';

@@ -13,7 +13,7 @@
 namespace alloclab {
 
 // 2: call stacks and a per-chunk time shift (docs/alt-format.md); version 1 files stay readable.
-inline constexpr std::uint32_t alt_format_version = 2;
+inline constexpr std::uint32_t alt_format_version = 3;
 
 struct AltWriteOptions {
   int zstd_level = 6;

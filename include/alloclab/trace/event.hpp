@@ -38,6 +38,9 @@ struct Event {
   DeviceId device = cpu_device;
   MemoryKind kind = MemoryKind::host;
   std::uint64_t stream = 0;
+  // The CUDA memory pool of a cudaMallocFromPoolAsync / cuMemAllocFromPoolAsync block, and of
+  // its free (0: not from an explicit pool; cudaMallocAsync serves the device's current pool).
+  std::uint64_t pool = 0;
   std::uint64_t address = 0;
   std::uint64_t size = 0;
   std::uint64_t alignment = 0;  // 0: the allocator's default; otherwise a power of two

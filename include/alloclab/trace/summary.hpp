@@ -39,6 +39,7 @@ struct TraceSummary {
   std::uint64_t threads = 0;
   std::vector<std::string> devices;
   std::uint64_t streams = 0;
+  std::uint64_t pools = 0;  // explicit CUDA memory pools (cudaMallocFromPoolAsync)
   std::uint64_t first_time_ns = 0;
   std::uint64_t duration_ns = 0;
 

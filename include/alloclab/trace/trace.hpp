@@ -37,6 +37,7 @@ struct Origin {
   std::uint64_t thread = 0;
   DeviceId device = cpu_device;
   std::uint64_t stream = 0;
+  std::uint64_t pool = 0;  // CUDA memory pool handle of stream-ordered allocations (0: none)
   bool operator==(const Origin&) const = default;
 };
 
@@ -75,6 +76,7 @@ class Trace {
   std::uint64_t thread(std::size_t i) const { return origin(i).thread; }
   DeviceId device(std::size_t i) const { return origin(i).device; }
   std::uint64_t stream(std::size_t i) const { return origin(i).stream; }
+  std::uint64_t pool(std::size_t i) const { return origin(i).pool; }
   std::string_view label(std::size_t i) const;
   // The (event index, label) entries of events [begin, end), in event order.
   std::span<const std::pair<std::uint64_t, std::string>> labelled_events(std::size_t begin,

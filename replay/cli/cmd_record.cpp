@@ -182,9 +182,11 @@ void add_record_command(CLI::App& app) {
                   },
                   "POWER_OF_TWO"));
   cmd->add_flag("--follow-fork", options->follow_fork,
-                "trace forked children too, each into <output stem>.<pid>.alt");
+                "trace forked children too, each into <output stem>.<pid>.alt (with --cuda: "
+                "also every other process that initialises CUDA, <stem>.<pid>.cuda.alt)");
   cmd->add_flag("--follow-exec", options->follow_exec,
-                "trace programs started by exec too, each into <output stem>.<pid>.alt");
+                "trace programs started by exec too, each into <output stem>.<pid>.alt (with "
+                "--cuda: as --follow-fork)");
   cmd->add_flag("--cuda", options->cuda.cuda,
                 "record CUDA allocations (CUPTI injection; see docs/cuda-tracer.md)");
   cmd->add_flag("--cpu", options->cuda.cpu,

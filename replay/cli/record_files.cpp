@@ -120,15 +120,20 @@ void refuse_existing_output(const std::string& path) {
 }
 
 bool summarize_traces(const std::vector<TracedFile>& files) {
-  bool first_written = true;
+  bool any_written = false;
   for (std::size_t f = 0; f < files.size(); ++f) {
     const TracedFile& file = files[f];
     if (!std::filesystem::exists(file.path)) {
-      std::fprintf(stderr, "alloclab: no trace was written to %s (did the program start?)\n",
-                   file.path.c_str());
-      if (f == 0) first_written = false;
+      // The started process may leave the work to children (a launcher whose workers use CUDA).
+      if (f == 0 && files.size() > 1)
+        std::fprintf(stderr, "alloclab: the started process wrote no trace (%s)\n",
+                     file.path.c_str());
+      else
+        std::fprintf(stderr, "alloclab: no trace was written to %s (did the program start?)\n",
+                     file.path.c_str());
       continue;
     }
+    any_written = true;
     // Checksums and counts only: decoding a large trace here would take longer than some
     // programs run. The tracer's dropped-events mark is in the last chunk.
     AltLoadStats stats;
@@ -146,7 +151,7 @@ bool summarize_traces(const std::vector<TracedFile>& files) {
                    "alloclab: warning: %s is incomplete: tracing stopped, cannot write: %s\n",
                    file.path.c_str(), file.incomplete.c_str());
   }
-  return first_written;
+  return any_written;
 }
 
 }  // namespace alloclab::cli

@@ -40,7 +40,8 @@ void refuse_setid_program(const std::string& command);
 void refuse_existing_output(const std::string& path);
 
 // One line per file: events, bytes per event, dropped events; a warning for an incomplete one.
-// Returns false when the first file (the program's own) was not written.
+// Returns false when no file at all was written (the first, the program's own, may be missing
+// when only its children wrote traces).
 bool summarize_traces(const std::vector<TracedFile>& files);
 
 }  // namespace alloclab::cli

@@ -6,8 +6,9 @@
 //
 // Environment (set by `alloclab record`): ALLOCLAB_CUDA_OUTPUT (the .alt to create; without it
 // nothing is traced), ALLOCLAB_RUN_RANGE (an NVTX range name glob; needs NVTX_INJECTION64_PATH
-// to name libcupti.so so that NVTX calls reach CUPTI), ALLOCLAB_TRACE_PID (only that process is
-// traced: children that exec and initialise CUDA are not).
+// to name libcupti.so so that NVTX calls reach CUPTI), ALLOCLAB_TRACE_PID (the process that
+// writes ALLOCLAB_CUDA_OUTPUT), ALLOCLAB_FOLLOW_FORK / ALLOCLAB_FOLLOW_EXEC (other processes
+// that initialise CUDA write traces of their own, listed in ALLOCLAB_FILE_LIST: processes.hpp).
 #include <cupti.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -22,10 +23,12 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "cupti_decode.hpp"
 #include "fatal_signal.hpp"
+#include "processes.hpp"
 #include "run_ranges.hpp"
 #include "sink.hpp"
 #include "translate.hpp"
@@ -181,7 +184,7 @@ std::string command_line() {
   return text;
 }
 
-nlohmann::json metadata(const char* run_range) {
+nlohmann::json metadata(const char* run_range, const ProcessDecision& process) {
   nlohmann::json m = nlohmann::json::object();
   m["tool_version"] = ALLOCLAB_VERSION;
   m["command_line"] = command_line();
@@ -189,6 +192,8 @@ nlohmann::json metadata(const char* run_range) {
   gethostname(host, sizeof host - 1);
   m["host"] = host;
   m["pid"] = getpid();
+  m["parent_pid"] = getppid();
+  m["image"] = process.root ? "root" : "follower";
   m["clock"] = "CLOCK_MONOTONIC";
   m["recorder"] = "alloclab record --cuda (liballoclab_cuda.so, CUPTI callbacks)";
   if (run_range) m["run_range"] = run_range;
@@ -200,14 +205,52 @@ void at_fork_child() {
   g_active.store(false, std::memory_order_relaxed);
 }
 
-bool traced_process() {
+bool env_flag(const char* name) {
+  const char* text = std::getenv(name);
+  return text && text[0] == '1' && text[1] == '\0';
+}
+
+ProcessDecision this_process() {
   const char* owner = std::getenv("ALLOCLAB_TRACE_PID");
-  return !owner || !*owner || std::strtoll(owner, nullptr, 10) == getpid();
+  return decide_process(owner ? std::strtoull(owner, nullptr, 10) : 0,
+                        static_cast<std::uint64_t>(getpid()),
+                        env_flag("ALLOCLAB_FOLLOW_FORK") || env_flag("ALLOCLAB_FOLLOW_EXEC"));
+}
+
+// Creates this process's trace: the root's output, or a follower's own name (the next free one,
+// also for a root image exec'd after an earlier image of the same process wrote the output).
+std::unique_ptr<EventSink> open_sink(const std::string& output, const ProcessDecision& process,
+                                     const nlohmann::json& metadata) {
+  const auto create = [&](const std::string& path) {
+    return std::make_unique<EventSink>(path, metadata, std::chrono::milliseconds(50),
+                                       hide_writer_thread);
+  };
+  const bool may_follow =
+      !process.root || env_flag("ALLOCLAB_FOLLOW_FORK") || env_flag("ALLOCLAB_FOLLOW_EXEC");
+  if (process.root) {
+    try {
+      return create(output);
+    } catch (const std::system_error& e) {
+      if (e.code() != std::errc::file_exists || !may_follow) throw;
+    }
+  }
+  for (int attempt = 0;; ++attempt) {
+    const std::string path =
+        follower_trace_path(output, static_cast<std::uint64_t>(getpid()), attempt);
+    try {
+      std::unique_ptr<EventSink> sink = create(path);
+      list_trace_file(std::getenv("ALLOCLAB_FILE_LIST"), path);
+      return sink;
+    } catch (const std::system_error& e) {
+      if (e.code() != std::errc::file_exists || attempt >= 100) throw;
+    }
+  }
 }
 
 int initialize() {
   const char* output = std::getenv("ALLOCLAB_CUDA_OUTPUT");
-  if (!output || !*output || g_tracer || !traced_process()) return 0;
+  const ProcessDecision process = this_process();
+  if (!output || !*output || g_tracer || !process.traced) return 0;
   g_preload_guard = reinterpret_cast<GuardFunction>(dlsym(RTLD_DEFAULT, "alloclab_preload_guard"));
   PreloadGuard guard;
   const char* run_range = std::getenv("ALLOCLAB_RUN_RANGE");
@@ -223,8 +266,7 @@ int initialize() {
     return 0;
   }
   try {
-    tracer->sink = std::make_unique<EventSink>(output, metadata(run_range),
-                                               std::chrono::milliseconds(50), hide_writer_thread);
+    tracer->sink = open_sink(output, process, metadata(run_range, process));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "alloclab: CUDA tracing off: %s\n", e.what());
     cuptiUnsubscribe(g_subscriber);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <regex>
 #include <string>
 
@@ -77,6 +78,42 @@ TEST(CudaDeviceRecord, graph_runtime_stream_ordered_counts_match_and_resolve_cle
 TEST(CudaDeviceRecord, graph_runtime_with_host_allocations_in_the_same_trace) {
 #ifdef GRAPH_RUNTIME_PROGRAM
   check_recording("--cpu", "", true);
+#else
+  GTEST_SKIP() << "graph_runtime was not built";
+#endif
+}
+
+TEST(CudaDeviceRecord, follow_exec_traces_each_worker_process_into_its_own_file) {
+#ifdef GRAPH_RUNTIME_PROGRAM
+  if (const std::string why = why_no_cuda_device(); !why.empty()) GTEST_SKIP() << why;
+  CudaScratch scratch;
+  const std::string trace = scratch.file("launcher.alt");
+  // A launcher that never uses CUDA starts two workers that do (fork + exec, like torchrun).
+  const std::string worker = std::string(GRAPH_RUNTIME_PROGRAM) + " --runs 2";
+  const CliResult r = run_cli("record --cuda --follow-exec -o " + trace + " -- sh -c '" + worker +
+                              " & " + worker + " --async; wait'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("the started process wrote no trace"), std::string::npos) << r.output;
+  std::vector<std::string> followers;
+  for (const auto& entry : std::filesystem::directory_iterator(scratch.file("")))
+    if (entry.path().string().ends_with(".cuda.alt")) followers.push_back(entry.path().string());
+  ASSERT_EQ(followers.size(), 2u) << r.output;
+  std::uint64_t traced_allocations = 0;
+  for (const std::string& file : followers) {
+    EXPECT_NE(r.output.find(file), std::string::npos) << "not in the summary: " << file;
+    const Trace t = read_alt(file);
+    const ResolvedTrace resolved = resolve(t);
+    EXPECT_EQ(resolved.anomalies.total(), 0u) << file;
+    EXPECT_EQ(resolved.runs.size(), 0u) << file;  // no --run-range
+    traced_allocations += resolved.allocation_count();
+    EXPECT_EQ(t.metadata.value("image", ""), "follower") << file;
+  }
+  // Both workers print their own counts; together they are what the traces hold.
+  std::uint64_t own = 0;
+  const std::regex line("graph_runtime: runs=(\\d+) allocations=(\\d+) frees=(\\d+)");
+  for (std::sregex_iterator m(r.output.begin(), r.output.end(), line), end; m != end; ++m)
+    own += std::stoull((*m)[2]);
+  EXPECT_EQ(traced_allocations, own) << r.output;
 #else
   GTEST_SKIP() << "graph_runtime was not built";
 #endif

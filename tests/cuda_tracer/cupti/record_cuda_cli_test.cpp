@@ -43,6 +43,22 @@ TEST(RecordCuda, cuda_sets_the_injection_path_and_no_preload) {
   EXPECT_FALSE(std::filesystem::exists(trace));
 }
 
+TEST(RecordCuda, traces_listed_by_followers_are_summarised_when_the_launcher_wrote_none) {
+  // What a follower process does (processes.hpp), done by hand so that no device is needed: a
+  // launcher that never uses CUDA, whose worker wrote <stem>.<pid>.cuda.alt and listed it.
+  CudaScratch scratch;
+  const std::string trace = scratch.file("launcher.alt");
+  const std::string worker_trace = scratch.file("launcher.4242.cuda.alt");
+  const std::string fixture = std::string(ALLOCLAB_TEST_DATA) + "/alt-v2/all-columns.alt";
+  const CliResult r =
+      run_cli("record --cuda --follow-exec -o " + trace + " -- sh -c 'cp " + fixture + " " +
+              worker_trace + " && echo \"trace " + worker_trace + "\" >> \"$ALLOCLAB_FILE_LIST\"'");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("the started process wrote no trace"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("recorded 7 events"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(worker_trace), std::string::npos) << r.output;
+}
+
 TEST(RecordCuda, run_range_routes_nvtx_to_cupti) {
   CudaScratch scratch;
   const Recording r = record_env(scratch, "--cuda --run-range 'step*'", scratch.file("t.alt"));

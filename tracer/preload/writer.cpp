@@ -54,12 +54,13 @@ struct MovedRealloc {
 };
 
 // zstd level 1 compresses in half the time of level 3: the same size on malloc_churn (4.41 vs
-// 4.42 bytes/event), ~3-5% larger on the PyTorch traces. A flush of more than two buffers' worth
-// of events (over ~2.6M events/s) uses it: there the writer's time is what the program waits for
-// at exit and, on a small machine, competes with the program for a core.
+// 4.42 bytes/event), ~3-5% larger on the PyTorch traces. A flush of more than four buffers' worth
+// of events (over ~5M events/s; ResNet-18 inference stays below) uses it: there the writer's time
+// is what the program waits for at exit and, on a small machine, competes with the program for a
+// core.
 constexpr int zstd_level_at_ease = 3;
 constexpr int zstd_level_busy = 1;
-constexpr std::size_t busy_flush_events = 2 * buffer_records;
+constexpr std::size_t busy_flush_events = 4 * buffer_records;
 
 // Writer state: used only under g_flush_lock.
 pthread_mutex_t g_flush_lock = PTHREAD_MUTEX_INITIALIZER;

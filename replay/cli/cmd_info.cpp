@@ -61,6 +61,12 @@ void print_text(const TraceSummary& s) {
   std::printf("requested    %s in total\n", human_bytes(s.bytes_requested).c_str());
   std::printf("peak live    %s at +%s\n", human_bytes(s.peak_live_bytes).c_str(),
               human_duration(s.peak_live_time_ns - s.first_time_ns).c_str());
+  if (s.by_device.size() > 1)
+    for (const DeviceSummary& d : s.by_device)
+      std::printf("  %-10s %s allocations, %s requested, peak live %s at +%s\n", d.device.c_str(),
+                  grouped(d.allocations).c_str(), human_bytes(d.bytes_requested).c_str(),
+                  human_bytes(d.peak_live_bytes).c_str(),
+                  human_duration(d.peak_live_time_ns - s.first_time_ns).c_str());
   const Anomalies& a = s.anomalies;
   std::printf(
       "anomalies    %s (free of unknown address %s, double free %s, alloc over live %s, "

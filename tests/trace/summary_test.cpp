@@ -67,6 +67,36 @@ TEST(Summary, recorded_hit_rate_comes_from_segment_events) {
   EXPECT_EQ(s.segment_allocs, 1u);
 }
 
+TEST(Summary, host_and_device_memory_peak_separately) {
+  // Host 100 B live from t=10 to 40; device 1000 B from 20 to 30 and 500 B from 50: the total
+  // peaks at 1100 B, host at 100 B, the device at 1000 B.
+  auto on = [](Event e, DeviceId device) {
+    e.device = device;
+    e.kind = device == cpu_device ? MemoryKind::host : MemoryKind::device;
+    return e;
+  };
+  const Trace t = test::make_trace(
+      {on(alloc_event(0x10, 100, 10), cpu_device), on(alloc_event(0xd000, 1000, 20), 0),
+       on(free_event(0xd000, 30), 0), on(free_event(0x10, 40), cpu_device),
+       on(alloc_event(0xe000, 500, 50), 0)});
+  const TraceSummary s = summarize(t, resolve(t));
+  EXPECT_EQ(s.peak_live_bytes, 1100u);
+  ASSERT_EQ(s.by_device.size(), 2u);
+  EXPECT_EQ(s.by_device[0].device, "cpu");
+  EXPECT_EQ(s.by_device[0].allocations, 1u);
+  EXPECT_EQ(s.by_device[0].frees, 1u);
+  EXPECT_EQ(s.by_device[0].peak_live_bytes, 100u);
+  EXPECT_EQ(s.by_device[0].peak_live_time_ns, 10u);
+  EXPECT_EQ(s.by_device[1].device, "cuda:0");
+  EXPECT_EQ(s.by_device[1].allocations, 2u);
+  EXPECT_EQ(s.by_device[1].bytes_requested, 1500u);
+  EXPECT_EQ(s.by_device[1].peak_live_bytes, 1000u);
+  EXPECT_EQ(s.by_device[1].peak_live_time_ns, 20u);
+  const nlohmann::json j = to_json(s);
+  EXPECT_EQ(j["by_device"][1]["device"], "cuda:0");
+  EXPECT_EQ(j["by_device"][1]["peak_live_bytes"], 1000);
+}
+
 TEST(Summary, counts_streams_per_device_and_explicit_pools) {
   std::vector<Event> events;
   for (const std::uint64_t pool : {0x0ull, 0xa000ull, 0xb000ull, 0xa000ull}) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -60,20 +61,42 @@ void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
 
   std::uint64_t live = 0;
   RunSummary* run = nullptr;
+  // Each origin's slot in `per_device` (origins are few, devices fewer).
+  std::map<DeviceId, std::size_t> slot_of_device;
+  for (const Origin& o : r.origins) slot_of_device.emplace(o.device, 0);
+  std::vector<DeviceSummary> per_device;
+  for (auto& [device, slot] : slot_of_device) {
+    slot = per_device.size();
+    per_device.push_back(DeviceSummary{device_name(device)});
+  }
+  std::vector<std::size_t> slot_of_origin;
+  for (const Origin& o : r.origins) slot_of_origin.push_back(slot_of_device[o.device]);
+  std::vector<std::uint64_t> live_on(per_device.size(), 0);
+  const auto slot_of = [&](std::uint32_t id) { return slot_of_origin[r.alloc_origin[id]]; };
   // Allocation time of each live allocation, keyed by id + 1 (keys are nonzero): lifetimes
   // without a time per allocation of the whole trace.
   detail::BasicAddressMap<std::uint64_t> alloc_time;
   for (std::size_t k = 0; k < r.ops.size(); ++k) {
     const ResolvedOp& op = r.ops[k];
     switch (op.op) {
-      case ReplayOp::alloc:
+      case ReplayOp::alloc: {
         alloc_time.put(std::uint64_t{op.id} + 1, r.op_time_ns[k]);
         live += r.alloc_size[op.id];
+        const std::size_t slot = slot_of(op.id);
+        DeviceSummary& d = per_device[slot];
+        ++d.allocations;
+        d.bytes_requested += r.alloc_size[op.id];
+        live_on[slot] += r.alloc_size[op.id];
+        if (live_on[slot] > d.peak_live_bytes) {
+          d.peak_live_bytes = live_on[slot];
+          d.peak_live_time_ns = r.op_time_ns[k];
+        }
         if (run) {
           ++run->allocations;
           run->bytes_requested += r.alloc_size[op.id];
         }
         break;
+      }
       case ReplayOp::free: {
         // resolve() frees an id once, after its alloc; a hand-made trace may not.
         const std::uint64_t key = std::uint64_t{op.id} + 1;
@@ -85,6 +108,9 @@ void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
           alloc_time.erase(key);
         }
         live -= r.alloc_size[op.id];
+        const std::size_t slot = slot_of(op.id);
+        ++per_device[slot].frees;
+        live_on[slot] -= r.alloc_size[op.id];
         if (run) ++run->frees;
         break;
       }
@@ -106,6 +132,8 @@ void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
     }
     if (run) run->peak_live_bytes = std::max(run->peak_live_bytes, live);
   }
+  for (DeviceSummary& d : per_device)
+    if (d.allocations > 0) s.by_device.push_back(std::move(d));
 }
 
 nlohmann::json histogram_json(const std::array<std::uint64_t, 65>& buckets) {
@@ -202,6 +230,14 @@ nlohmann::json to_json(const TraceSummary& s, bool with_runs) {
   nlohmann::json runs = nlohmann::json::array();
   if (with_runs)
     for (const RunSummary& r : s.runs) runs.push_back(to_json(r));
+  nlohmann::json by_device = nlohmann::json::array();
+  for (const DeviceSummary& d : s.by_device)
+    by_device.push_back({{"device", d.device},
+                         {"allocations", d.allocations},
+                         {"frees", d.frees},
+                         {"bytes_requested", d.bytes_requested},
+                         {"peak_live_bytes", d.peak_live_bytes},
+                         {"peak_live_time_ns", d.peak_live_time_ns}});
   nlohmann::json out = {
       {"source", s.source},
       {"events", s.events},
@@ -219,6 +255,7 @@ nlohmann::json to_json(const TraceSummary& s, bool with_runs) {
       {"bytes_requested", s.bytes_requested},
       {"peak_live_bytes", s.peak_live_bytes},
       {"peak_live_time_ns", s.peak_live_time_ns},
+      {"by_device", by_device},
       {"size_histogram", histogram_json(s.size_histogram)},
       {"lifetime_histogram_ns", histogram_json(s.lifetime_histogram)},
       {"top_sizes_by_count", sizes_json(s.top_sizes_by_count)},

@@ -31,6 +31,17 @@ struct RunSummary {
   bool ended = true;
 };
 
+// One device's share of the trace: a trace recorded with `record --cuda --cpu` holds host and
+// device memory, whose peaks mean different things.
+struct DeviceSummary {
+  std::string device;  // "cpu" or "cuda:N"
+  std::uint64_t allocations = 0;
+  std::uint64_t frees = 0;
+  std::uint64_t bytes_requested = 0;
+  std::uint64_t peak_live_bytes = 0;
+  std::uint64_t peak_live_time_ns = 0;
+};
+
 struct TraceSummary {
   std::string source;  // file name, if any
   std::uint64_t events = 0;
@@ -49,6 +60,8 @@ struct TraceSummary {
   std::uint64_t bytes_requested = 0;
   std::uint64_t peak_live_bytes = 0;
   std::uint64_t peak_live_time_ns = 0;
+  // By device, in device order (cpu first), for the devices that allocated.
+  std::vector<DeviceSummary> by_device;
 
   // Bucket k counts sizes in [2^k, 2^(k+1)); bucket 0 also holds size 0.
   std::array<std::uint64_t, 65> size_histogram{};

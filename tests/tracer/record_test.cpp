@@ -281,6 +281,41 @@ TEST(Record, sigkill_leaves_every_event_flushed_before_it_on_disk) {
   EXPECT_EQ(in_run.frees, c.at("frees"));
 }
 
+TEST(Record, a_filled_buffer_is_written_without_waiting_for_the_flush_period) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string trace = dir.file("trace.alt");
+  const std::string counts = dir.file("counts.txt");
+  const pid_t recorder = ::fork();
+  if (recorder == 0) {
+    // A period far beyond the test: only flushes started by full buffers can write anything.
+    ::setenv("ALLOCLAB_FLUSH_PERIOD_MS", "600000", 1);
+    ::execl(ALLOCLAB_CLI, ALLOCLAB_CLI, "record", "-o", trace.c_str(), "--", TORTURE_KILLED,
+            counts.c_str(), "100000", "80000", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::map<std::string, std::uint64_t> c;
+  for (int waited = 0; waited < 20000 && !c.count("pid"); waited += 20) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    c = read_counts(counts);
+  }
+  ASSERT_TRUE(c.count("pid")) << "the program never reported its pid";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  ::kill(static_cast<pid_t>(c.at("pid")), SIGKILL);
+  int status = 0;
+  ::waitpid(recorder, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGKILL);
+
+  // 175,000 events: the first 140,000 (before the pause) fill two buffers of 65,536, whose
+  // flushes write everything up to the pause; the rest fills only part of a third buffer, which
+  // waits for the period.
+  AltLoadStats stats;
+  const Trace t = read_alt(trace, &stats);
+  EXPECT_GE(t.size(), 2u * 65536u);
+  EXPECT_LT(t.size(), 175000u);
+  EXPECT_EQ(stats.damaged_chunks, 0u);
+}
+
 TEST(Record, metadata_describes_the_recording) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;

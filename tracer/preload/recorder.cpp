@@ -90,6 +90,7 @@ std::uint32_t reserve_slot(std::atomic<std::uint32_t>& reserved, std::uint32_t c
 
 // Replaces `full` (or nothing) by a fresh buffer; returns the thread's current buffer.
 Buffer* acquire_buffer(Buffer* full) {
+  if (full) g.buffers_filled.fetch_add(1, std::memory_order_relaxed);
   // A spare is already counted in live_buffers, so it needs no room.
   Buffer* fresh = take_spare();
   if (!fresh) {

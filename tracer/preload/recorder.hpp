@@ -95,6 +95,9 @@ struct Globals {
   std::atomic<Buffer*> new_buffers{nullptr};
   std::atomic<int> live_buffers{0};
   std::atomic<std::uint64_t> dropped{0};
+  // Buffers filled so far: the writer flushes when one fills rather than waiting for its
+  // period, so at high event rates what is not on disk yet stays near one buffer's worth.
+  std::atomic<std::uint64_t> buffers_filled{0};
   std::atomic<bool> final_flush_done{false};  // no writer any more: never wait for one
   std::atomic<std::uint64_t> label_next{0};
   // Labels taken below this number are written (the writer sets it after each flush), so the

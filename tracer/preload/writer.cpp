@@ -1,9 +1,10 @@
 // The preload tracer's life cycle and its writer thread.
 //
-// Every 50 ms the writer takes S = the sequence counter, collects every record with a sequence
-// number below S from all buffers (waiting for the few slots still being filled), sorts them,
-// and appends them as chunks. Everything below S is then on disk, so a killed program loses at
-// most the last ~100 ms. The same flush runs at exit (library destructor and atexit) and, on
+// Every 50 ms, or sooner when a thread filled a buffer, the writer takes S = the sequence
+// counter, collects every record with a sequence number below S from all buffers (waiting for
+// the few slots still being filled), sorts them, and appends them as chunks. Everything below S
+// is then on disk, so a killed program loses at most the last ~100 ms, and at high event rates
+// about one buffer's worth. The same flush runs at exit (library destructor and atexit) and, on
 // request of a thread that received a fatal signal, before that signal kills the process.
 #include <fcntl.h>
 #include <pthread.h>
@@ -54,18 +55,21 @@ struct MovedRealloc {
 };
 
 // zstd level 1 compresses in half the time of level 3: the same size on malloc_churn (4.41 vs
-// 4.42 bytes/event), ~3-5% larger on the PyTorch traces. A flush of more than four buffers' worth
-// of events (over ~5M events/s; ResNet-18 inference stays below) uses it: there the writer's time
-// is what the program waits for at exit and, on a small machine, competes with the program for a
-// core.
+// 4.42 bytes/event), ~3-5% larger on the PyTorch traces. Events arriving at more than 3M/s since
+// the last flush (ResNet-18 inference stays below) get it: there the writer's time is what the
+// program waits for at exit and, on a small machine, competes with the program for a core.
 constexpr int zstd_level_at_ease = 3;
 constexpr int zstd_level_busy = 1;
-constexpr std::size_t busy_flush_events = 4 * buffer_records;
+constexpr double busy_events_per_second = 3e6;
 
 // Writer state: used only under g_flush_lock.
 pthread_mutex_t g_flush_lock = PTHREAD_MUTEX_INITIALIZER;
 Buffer* g_owned = nullptr;
 std::uint64_t g_emitted_below = 0;
+std::uint64_t g_last_flush_ns = 0;  // when the last flush took its sequence number
+// The flush period in 5 ms steps: 50 ms, or ALLOCLAB_FLUSH_PERIOD_MS (tests use a long one to see
+// the flushes a full buffer starts).
+std::uint64_t g_period_steps = 10;
 AltStreamWriter* g_writer = nullptr;
 TickConverter g_clock;
 // The batch of events being written; it keeps the frame and stack tables from batch to batch so
@@ -281,7 +285,7 @@ std::string label_of(const Item& item) {
   return text;
 }
 
-void write_items(const std::vector<Item>& items) {
+void write_items(const std::vector<Item>& items, bool busy) {
   Trace& trace = batch();
   trace.clear_events();
   const Trace::NewColumns col = trace.extend(items.size());
@@ -306,8 +310,7 @@ void write_items(const std::vector<Item>& items) {
     if (item.stack) trace.set_stack_id(i, item.stack);
   }
   if (g_writer && !g_write_failed) {
-    g_writer->set_zstd_level(items.size() > busy_flush_events ? zstd_level_busy
-                                                              : zstd_level_at_ease);
+    g_writer->set_zstd_level(busy ? zstd_level_busy : zstd_level_at_ease);
     g_writer->append(trace);
   }
 }
@@ -381,6 +384,12 @@ void flush_locked(bool bounded) {
     // a marker numbered below S, and so is written by this flush.
     const std::uint64_t labels = g.label_next.load(std::memory_order_seq_cst);
     const std::uint64_t S = g.seq.load(std::memory_order_seq_cst);
+    const std::uint64_t now = monotonic_ns();
+    const double rate = now > g_last_flush_ns && g_last_flush_ns != 0
+                            ? static_cast<double>(S - g_emitted_below) * 1e9 /
+                                  static_cast<double>(now - g_last_flush_ns)
+                            : 0.0;
+    g_last_flush_ns = now;
     // Also after a failure: the buffers must still be emptied and given back.
     collect(S, bounded, items, moved);
     g_emitted_below = S;
@@ -388,7 +397,7 @@ void flush_locked(bool bounded) {
     if (!g_write_failed) {
       g_clock.calibrate();
       order_moved_reallocs(items, moved);
-      write_items(items);
+      write_items(items, rate > busy_events_per_second);
     }
     // A held-back marker's label is read by the next flush: its slot is not free yet.
     if (!label_held) g.labels_collected.store(labels, std::memory_order_release);
@@ -406,11 +415,14 @@ void flush(bool bounded) {
 void* writer_main(void*) {
   t_is_writer = true;
   ++t_guard;  // the writer's own allocations are never recorded
+  std::uint64_t filled_seen = 0;
   while (!g_writer_stop.load()) {
-    for (int i = 0; i < 10 && !g_writer_stop.load(); ++i) {
+    for (std::uint64_t i = 0; i < g_period_steps && !g_writer_stop.load(); ++i) {
       if (g_flush_requests.load() > g_flush_done.load()) break;
+      if (g.buffers_filled.load(std::memory_order_relaxed) != filled_seen) break;
       sleep_ms(5);
     }
+    filled_seen = g.buffers_filled.load(std::memory_order_relaxed);
     const std::uint64_t requested = g_flush_requests.load();
     flush(requested > g_flush_done.load());
     g_flush_done.store(requested);
@@ -590,6 +602,8 @@ void initialize() {
   resolve_exec_functions();
   g.pid = getpid();
   g.min_size = parse_u64(std::getenv("ALLOCLAB_MIN_SIZE"));
+  if (const std::uint64_t period_ms = parse_u64(std::getenv("ALLOCLAB_FLUSH_PERIOD_MS")))
+    g_period_steps = std::max<std::uint64_t>(1, period_ms / 5);
   clock_init(std::getenv("ALLOCLAB_TIME_RESOLUTION"));
   stacks_configure(std::getenv("ALLOCLAB_STACKS"));
   const ImageDecision decision = decide_image(g.pid);

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "alloclab/trace/summary.hpp"
 #include "trace_test_util.hpp"
 
@@ -75,10 +77,10 @@ TEST(Summary, host_and_device_memory_peak_separately) {
     e.kind = device == cpu_device ? MemoryKind::host : MemoryKind::device;
     return e;
   };
-  const Trace t = test::make_trace(
-      {on(alloc_event(0x10, 100, 10), cpu_device), on(alloc_event(0xd000, 1000, 20), 0),
-       on(free_event(0xd000, 30), 0), on(free_event(0x10, 40), cpu_device),
-       on(alloc_event(0xe000, 500, 50), 0)});
+  const Trace t =
+      test::make_trace({on(alloc_event(0x10, 100, 10), cpu_device),
+                        on(alloc_event(0xd000, 1000, 20), 0), on(free_event(0xd000, 30), 0),
+                        on(free_event(0x10, 40), cpu_device), on(alloc_event(0xe000, 500, 50), 0)});
   const TraceSummary s = summarize(t, resolve(t));
   EXPECT_EQ(s.peak_live_bytes, 1100u);
   ASSERT_EQ(s.by_device.size(), 2u);
@@ -95,6 +97,18 @@ TEST(Summary, host_and_device_memory_peak_separately) {
   const nlohmann::json j = to_json(s);
   EXPECT_EQ(j["by_device"][1]["device"], "cuda:0");
   EXPECT_EQ(j["by_device"][1]["peak_live_bytes"], 1000);
+}
+
+TEST(Summary, bytes_requested_saturates_instead_of_wrapping) {
+  const std::uint64_t half = std::uint64_t{1} << 63;
+  const Trace t = test::make_trace({marker(Op::run_begin, "r", 0), alloc_event(0x1000, half, 1),
+                                    alloc_event(0x2000, half + 5, 2)});
+  const TraceSummary s = summarize(t, resolve(t));
+  EXPECT_EQ(s.bytes_requested, std::numeric_limits<std::uint64_t>::max());
+  ASSERT_EQ(s.by_device.size(), 1u);
+  EXPECT_EQ(s.by_device[0].bytes_requested, std::numeric_limits<std::uint64_t>::max());
+  ASSERT_EQ(s.runs.size(), 1u);
+  EXPECT_EQ(s.runs[0].bytes_requested, std::numeric_limits<std::uint64_t>::max());
 }
 
 TEST(Summary, counts_streams_per_device_and_explicit_pools) {

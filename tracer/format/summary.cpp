@@ -48,10 +48,18 @@ void summarize_origins(const std::vector<Origin>& origins, TraceSummary& s) {
   s.streams = streams.size();
 }
 
+// Totals of requested bytes stop at 2^64 - 1 instead of wrapping around to a small, wrong
+// number (a trace may hold absurd sizes: a failed request for SIZE_MAX bytes, say).
+void add_saturating(std::uint64_t& total, std::uint64_t bytes) {
+  total = bytes > std::numeric_limits<std::uint64_t>::max() - total
+              ? std::numeric_limits<std::uint64_t>::max()
+              : total + bytes;
+}
+
 void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
   std::unordered_map<std::uint64_t, std::uint64_t> size_counts;
   for (std::uint64_t size : r.alloc_size) {
-    s.bytes_requested += size;
+    add_saturating(s.bytes_requested, size);
     ++s.size_histogram[log2_bucket(size)];
     ++size_counts[size];
   }
@@ -85,7 +93,7 @@ void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
         const std::size_t slot = slot_of(op.id);
         DeviceSummary& d = per_device[slot];
         ++d.allocations;
-        d.bytes_requested += r.alloc_size[op.id];
+        add_saturating(d.bytes_requested, r.alloc_size[op.id]);
         live_on[slot] += r.alloc_size[op.id];
         if (live_on[slot] > d.peak_live_bytes) {
           d.peak_live_bytes = live_on[slot];
@@ -93,7 +101,7 @@ void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
         }
         if (run) {
           ++run->allocations;
-          run->bytes_requested += r.alloc_size[op.id];
+          add_saturating(run->bytes_requested, r.alloc_size[op.id]);
         }
         break;
       }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -249,29 +250,48 @@ TEST(Record, abort_leaves_a_readable_trace_up_to_the_abort) {
   EXPECT_EQ(run.resolved.anomalies.unterminated_runs, 1u);
 }
 
-TEST(Record, sigkill_leaves_every_event_flushed_before_it_on_disk) {
-  ALLOCLAB_SKIP_UNDER_ASAN();
-  ScratchDir dir;
-  const std::string trace = dir.file("trace.alt");
+// Records TORTURE_KILLED with `args`, waits for it to report its pid (once all its events
+// happened) and `settle_ms` more, kills it with SIGKILL and returns its counters; `flush_period_ms`
+// (non-empty) replaces the writer's flush period.
+std::map<std::string, std::uint64_t> record_until_killed(const ScratchDir& dir,
+                                                         const std::string& trace,
+                                                         const std::vector<std::string>& args,
+                                                         const char* flush_period_ms,
+                                                         int settle_ms) {
   const std::string counts = dir.file("counts.txt");
   const pid_t recorder = ::fork();
   if (recorder == 0) {
-    ::execl(ALLOCLAB_CLI, ALLOCLAB_CLI, "record", "-o", trace.c_str(), "--", TORTURE_KILLED,
-            counts.c_str(), static_cast<char*>(nullptr));
+    if (flush_period_ms) ::setenv("ALLOCLAB_FLUSH_PERIOD_MS", flush_period_ms, 1);
+    std::vector<const char*> argv = {ALLOCLAB_CLI, "record",       "-o",          trace.c_str(),
+                                     "--",         TORTURE_KILLED, counts.c_str()};
+    for (const std::string& arg : args) argv.push_back(arg.c_str());
+    argv.push_back(nullptr);
+    ::execv(ALLOCLAB_CLI, const_cast<char* const*>(argv.data()));
     ::_exit(127);
   }
-  // The program writes its pid last, once all its events happened.
   std::map<std::string, std::uint64_t> c;
   for (int waited = 0; waited < 20000 && !c.count("pid"); waited += 20) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     c = read_counts(counts);
   }
-  ASSERT_TRUE(c.count("pid")) << "the program never reported its pid";
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // > the writer's flush period
-  ::kill(static_cast<pid_t>(c.at("pid")), SIGKILL);
+  EXPECT_TRUE(c.count("pid")) << "the program never reported its pid";
+  if (c.count("pid")) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(settle_ms));
+    ::kill(static_cast<pid_t>(c.at("pid")), SIGKILL);
+  }
   int status = 0;
   ::waitpid(recorder, &status, 0);
   EXPECT_EQ(WEXITSTATUS(status), 128 + SIGKILL);
+  return c;
+}
+
+TEST(Record, sigkill_leaves_every_event_flushed_before_it_on_disk) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string trace = dir.file("trace.alt");
+  // 600 ms: more than the writer's flush period.
+  const auto c = record_until_killed(dir, trace, {}, nullptr, 600);
+  ASSERT_TRUE(c.count("pid"));
 
   const Trace t = read_alt(trace);
   const ResolvedTrace r = resolve(t);
@@ -285,26 +305,9 @@ TEST(Record, a_filled_buffer_is_written_without_waiting_for_the_flush_period) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;
   const std::string trace = dir.file("trace.alt");
-  const std::string counts = dir.file("counts.txt");
-  const pid_t recorder = ::fork();
-  if (recorder == 0) {
-    // A period far beyond the test: only flushes started by full buffers can write anything.
-    ::setenv("ALLOCLAB_FLUSH_PERIOD_MS", "600000", 1);
-    ::execl(ALLOCLAB_CLI, ALLOCLAB_CLI, "record", "-o", trace.c_str(), "--", TORTURE_KILLED,
-            counts.c_str(), "100000", "80000", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  std::map<std::string, std::uint64_t> c;
-  for (int waited = 0; waited < 20000 && !c.count("pid"); waited += 20) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    c = read_counts(counts);
-  }
-  ASSERT_TRUE(c.count("pid")) << "the program never reported its pid";
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-  ::kill(static_cast<pid_t>(c.at("pid")), SIGKILL);
-  int status = 0;
-  ::waitpid(recorder, &status, 0);
-  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGKILL);
+  // A period far beyond the test: only flushes started by full buffers can write anything.
+  const auto c = record_until_killed(dir, trace, {"100000", "80000"}, "600000", 1000);
+  ASSERT_TRUE(c.count("pid"));
 
   // 175,000 events: the first 140,000 (before the pause) fill two buffers of 65,536, whose
   // flushes write everything up to the pause; the rest fills only part of a third buffer, which

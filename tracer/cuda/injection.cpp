@@ -225,13 +225,11 @@ std::unique_ptr<EventSink> open_sink(const std::string& output, const ProcessDec
     return std::make_unique<EventSink>(path, metadata, std::chrono::milliseconds(50),
                                        hide_writer_thread);
   };
-  const bool may_follow =
-      !process.root || env_flag("ALLOCLAB_FOLLOW_FORK") || env_flag("ALLOCLAB_FOLLOW_EXEC");
   if (process.root) {
     try {
       return create(output);
     } catch (const std::system_error& e) {
-      if (e.code() != std::errc::file_exists || !may_follow) throw;
+      if (e.code() != std::errc::file_exists || !process.follow) throw;
     }
   }
   for (int attempt = 0;; ++attempt) {

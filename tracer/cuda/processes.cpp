@@ -8,8 +8,8 @@
 namespace alloclab::cuda_tracer {
 
 ProcessDecision decide_process(std::uint64_t owner, std::uint64_t pid, bool follow) {
-  if (owner == 0 || owner == pid) return {true, true};
-  return {follow, false};
+  if (owner == 0 || owner == pid) return {true, true, follow};
+  return {follow, false, follow};
 }
 
 std::string follower_trace_path(const std::string& output, std::uint64_t pid, int attempt) {

@@ -13,7 +13,8 @@ namespace alloclab::cuda_tracer {
 
 struct ProcessDecision {
   bool traced = false;
-  bool root = false;  // the process `record` started: it writes the output itself
+  bool root = false;    // the process `record` started: it writes the output itself
+  bool follow = false;  // --follow-fork or --follow-exec: other processes are traced too
 };
 
 // `owner`: ALLOCLAB_TRACE_PID (0: not set: the process is traced as the root). `follow`: either

@@ -26,7 +26,7 @@ struct ChunkScratch {
 
   std::vector<std::uint8_t> raw;
   StackCursor written;  // frames and stacks already defined by earlier chunks of the file
-  AddressMap live_ordinal;
+  EncodeScratch encode;
   ZSTD_CCtx* zstd;  // a context per call would be allocated and set up for every chunk
 };
 

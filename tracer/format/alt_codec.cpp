@@ -15,8 +15,6 @@ bool is_memory_op(Op op) {
   return op == Op::alloc || op == Op::free;
 }
 
-constexpr std::uint64_t small_delta_limit = std::uint64_t{1} << 62;
-
 void put_text(std::vector<std::uint8_t>& out, std::string_view text) {
   put_varint(out, text.size());
   out.insert(out.end(), text.begin(), text.end());
@@ -92,10 +90,62 @@ class ColumnWriter {
 
 constexpr std::size_t max_varint_bytes = 10;
 
+// Three streams, each read in full before the next (docs/alt-format.md): a reference per free,
+// a reuse rank per allocation, then the deltas of the addresses neither of them covered and the
+// values of markers.
+void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end,
+                      std::vector<std::uint8_t>& out, EncodeScratch& scratch) {
+  scratch.live_ordinal.clear();
+  scratch.alloc_sizes.clear();
+  scratch.freed.clear();
+  const std::size_t n = end - begin;
+  ByteStream& refs = scratch.free_refs;
+  ByteStream& reuse = scratch.reuse;
+  ByteStream& deltas = scratch.deltas;
+  refs.start(n * max_varint_bytes);
+  reuse.start(n);  // ranks 0..8: one byte each
+  deltas.start(n * max_varint_bytes);
+  std::uint64_t previous_address = 0;
+  for (std::size_t i = begin; i < end; ++i) {
+    const Op op = trace.op(i);
+    const std::uint64_t address = trace.address(i);
+    if (op == Op::free) {
+      // AddressMap cannot hold address 0: a block there is never referenced, its free is
+      // delta-coded like any other.
+      const std::uint32_t* ordinal = address ? scratch.live_ordinal.find(address) : nullptr;
+      if (ordinal) {
+        const std::uint32_t allocation = *ordinal;
+        refs.put(scratch.alloc_sizes.size() - allocation);
+        scratch.live_ordinal.erase(address);
+        scratch.freed.freed(address, scratch.alloc_sizes[allocation]);
+        continue;
+      }
+      refs.put(0);
+      deltas.put(zigzag(static_cast<std::int64_t>(address - previous_address)));
+      previous_address = address;
+    } else if (op == Op::alloc) {
+      const std::uint64_t size = trace.size_of(i);
+      const int rank = scratch.freed.take(address, size);
+      reuse.put(static_cast<std::uint64_t>(rank + 1));
+      if (rank < 0) deltas.put(zigzag(static_cast<std::int64_t>(address - previous_address)));
+      previous_address = address;
+      if (address != 0)
+        scratch.live_ordinal.put(address, static_cast<std::uint32_t>(scratch.alloc_sizes.size()));
+      scratch.alloc_sizes.push_back(size);
+    } else {
+      deltas.put(address);
+    }
+  }
+  for (const ByteStream* stream : {&refs, &reuse, &deltas}) {
+    out.insert(out.end(), stream->begin(), stream->end());
+    scratch.section_ends.push_back(out.size());
+  }
+}
+
 }  // namespace
 
 void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackCursor& cursor,
-                  std::vector<std::uint8_t>& out, AddressMap& live_ordinal) {
+                  std::vector<std::uint8_t>& out, EncodeScratch& scratch) {
   out.clear();
   const std::size_t n = end - begin;
 
@@ -136,50 +186,35 @@ void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackC
     for (std::size_t i = begin; i < end; ++i) column.put(trace.raw_attrs(i));
     for (std::size_t i = begin; i < end; ++i) column.put(global_to_local[trace.origin_index(i)]);
   }
+  scratch.section_ends.clear();
+  scratch.section_ends.push_back(out.size());
   {
-    ColumnWriter column(out, n * 2 * max_varint_bytes);
+    ColumnWriter column(out, n * max_varint_bytes);
     std::uint64_t previous_time = 0;
     for (std::size_t i = begin; i < end; ++i) {
       const std::uint64_t t = trace.time_ns(i) >> shift;
       column.put(zigzag(static_cast<std::int64_t>(t - previous_time)));
       previous_time = t;
     }
-    for (std::size_t i = begin; i < end; ++i) column.put(trace.size_of(i));
   }
-
-  // address -> alloc ordinal (a chunk holds < 2^32 events). AddressMap cannot hold address 0:
-  // a block there is simply never back-referenced, its free is delta-coded like any other.
-  live_ordinal.clear();
-  ColumnWriter column(out, n * 2 * max_varint_bytes);
-  std::uint64_t allocs = 0;
-  std::uint64_t previous_address = 0;
-  for (std::size_t i = begin; i < end; ++i) {
-    const Op op = trace.op(i);
-    const std::uint64_t address = trace.address(i);
-    if (!is_memory_op(op)) {
-      column.put(address);
-      continue;
+  scratch.section_ends.push_back(out.size());
+  // Sizes in byte planes: the low byte (nearly random for sizes that are not round), the next
+  // one (skewed to small values) and the rest, so each plane gets its own entropy code.
+  {
+    const std::size_t at = out.size();
+    out.resize(at + 2 * n);
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::uint64_t size = trace.size_of(i);
+      out[at + (i - begin)] = static_cast<std::uint8_t>(size);
+      out[at + n + (i - begin)] = static_cast<std::uint8_t>(size >> 8);
     }
-    if (op == Op::free && address != 0) {
-      if (const std::uint32_t* ordinal = live_ordinal.find(address)) {
-        column.put(((allocs - *ordinal) << 1) | 1);
-        live_ordinal.erase(address);
-        continue;
-      }
-    }
-    const std::uint64_t zz = zigzag(static_cast<std::int64_t>(address - previous_address));
-    if (zz < small_delta_limit) {
-      column.put((zz + 1) << 1);
-    } else {
-      column.put(0);
-      column.put(zz);
-    }
-    previous_address = address;
-    if (op == Op::alloc) {
-      if (address != 0) live_ordinal.put(address, static_cast<std::uint32_t>(allocs));
-      ++allocs;
-    }
+    scratch.section_ends.push_back(at + n);
+    scratch.section_ends.push_back(at + 2 * n);
+    ColumnWriter column(out, n * max_varint_bytes);
+    for (std::size_t i = begin; i < end; ++i) column.put(trace.size_of(i) >> 16);
   }
+  scratch.section_ends.push_back(out.size());
+  encode_addresses(trace, begin, end, out, scratch);
 }
 
 namespace {
@@ -238,6 +273,101 @@ bool decode_stack_tables(VarintReader& in, std::uint32_t events, ChunkExtras& ex
     extras.stack_ids[k] = {at, id};
   }
   return !in.failed() || fail("payload ends early");
+}
+
+// Versions 1 to 3: one tagged stream (odd: a back-reference; 0: a delta follows; even: the
+// delta itself).
+bool decode_addresses_v1(VarintReader& in, std::uint32_t events, const Trace::NewColumns& col,
+                         DecodeScratch& scratch, std::string& error) {
+  std::vector<std::uint64_t>& alloc_addresses = scratch.alloc_addresses;
+  alloc_addresses.clear();
+  std::uint64_t previous_address = 0;
+  for (std::uint32_t k = 0; k < events; ++k) {
+    const Op op = static_cast<Op>(col.attrs[k] & 0x7u);
+    if (!is_memory_op(op)) {
+      col.address[k] = in.next();
+      continue;
+    }
+    const std::uint64_t tag = in.next();
+    if (tag & 1) {
+      const std::uint64_t back = tag >> 1;
+      if (op != Op::free || back == 0 || back > alloc_addresses.size()) {
+        error = "back-reference " + std::to_string(back) + " out of range";
+        return false;
+      }
+      col.address[k] = alloc_addresses[alloc_addresses.size() - back];
+      continue;
+    }
+    const std::uint64_t zz = tag == 0 ? in.next() : (tag >> 1) - 1;
+    col.address[k] = previous_address += static_cast<std::uint64_t>(unzigzag(zz));
+    if (op == Op::alloc) alloc_addresses.push_back(col.address[k]);
+  }
+  return true;
+}
+
+// Version 4: the free references and reuse ranks are read first (their counts follow from the
+// ops), then events are walked in order, replaying the encoder's FreedBlocks.
+bool decode_addresses(VarintReader& in, std::uint32_t events, const Trace::NewColumns& col,
+                      DecodeScratch& scratch, std::string& error) {
+  auto fail = [&](std::string what) {
+    error = std::move(what);
+    return false;
+  };
+  std::size_t frees = 0;
+  std::size_t allocs = 0;
+  for (std::uint32_t k = 0; k < events; ++k) {
+    const Op op = static_cast<Op>(col.attrs[k] & 0x7u);
+    frees += op == Op::free;
+    allocs += op == Op::alloc;
+  }
+  scratch.free_refs.resize(frees);
+  for (std::uint64_t& ref : scratch.free_refs) ref = in.next();
+  scratch.reuse.resize(allocs);
+  for (std::uint8_t& rank : scratch.reuse) {
+    const std::uint64_t v = in.next();
+    if (v > FreedBlocks::depth) return fail("reuse rank " + std::to_string(v) + " out of range");
+    rank = static_cast<std::uint8_t>(v);
+  }
+  if (in.failed()) return fail("payload ends early");
+
+  std::vector<std::uint64_t>& alloc_addresses = scratch.alloc_addresses;
+  std::vector<std::uint64_t>& alloc_sizes = scratch.alloc_sizes;
+  alloc_addresses.clear();
+  alloc_sizes.clear();
+  scratch.freed.clear();
+  const std::uint64_t* next_ref = scratch.free_refs.data();
+  const std::uint8_t* next_rank = scratch.reuse.data();
+  std::uint64_t previous_address = 0;
+  for (std::uint32_t k = 0; k < events; ++k) {
+    const Op op = static_cast<Op>(col.attrs[k] & 0x7u);
+    if (op == Op::free) {
+      if (const std::uint64_t back = *next_ref++) {
+        if (back > alloc_addresses.size())
+          return fail("back-reference " + std::to_string(back) + " out of range");
+        const std::size_t ordinal = alloc_addresses.size() - back;
+        const std::uint64_t address = alloc_addresses[ordinal];
+        if (address == 0) return fail("back-reference to an allocation at address 0");
+        scratch.freed.freed(address, alloc_sizes[ordinal]);
+        col.address[k] = address;
+        continue;
+      }
+      col.address[k] = previous_address += static_cast<std::uint64_t>(unzigzag(in.next()));
+    } else if (op == Op::alloc) {
+      const std::uint64_t size = scratch.sizes[k];
+      if (const unsigned rank = *next_rank++) {
+        const std::uint64_t address = scratch.freed.take_rank(size, rank - 1);
+        if (address == 0) return fail("reuse rank " + std::to_string(rank) + " of no freed block");
+        col.address[k] = previous_address = address;
+      } else {
+        col.address[k] = previous_address += static_cast<std::uint64_t>(unzigzag(in.next()));
+      }
+      alloc_addresses.push_back(col.address[k]);
+      alloc_sizes.push_back(size);
+    } else {
+      col.address[k] = in.next();
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -306,38 +436,33 @@ bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint3
   std::uint64_t t = 0;
   for (std::uint32_t k = 0; k < events; ++k)
     col.time_ns[k] = (t += static_cast<std::uint64_t>(unzigzag(in.next()))) << shift;
+  std::vector<std::uint64_t>& sizes = scratch.sizes;
+  sizes.resize(events);
+  if (version >= 4) {
+    const std::uint8_t* low = in.take(events);
+    const std::uint8_t* second = in.take(events);
+    if (!low || !second) return fail("payload ends early");
+    for (std::uint32_t k = 0; k < events; ++k) {
+      const std::uint64_t high = in.next();
+      if (high >> 48) return fail("size out of range");
+      sizes[k] = high << 16 | std::uint64_t{second[k]} << 8 | low[k];
+    }
+  } else {
+    for (std::uint32_t k = 0; k < events; ++k) sizes[k] = in.next();
+  }
   extras.big_sizes.clear();
   for (std::uint32_t k = 0; k < events; ++k) {
-    const std::uint64_t v = in.next();
-    if (v >= Trace::big_size_marker) {
+    if (sizes[k] >= Trace::big_size_marker) {
       col.size32[k] = Trace::big_size_marker;
-      extras.big_sizes.emplace_back(k, v);
+      extras.big_sizes.emplace_back(k, sizes[k]);
     } else {
-      col.size32[k] = static_cast<std::uint32_t>(v);
+      col.size32[k] = static_cast<std::uint32_t>(sizes[k]);
     }
   }
 
-  std::vector<std::uint64_t>& alloc_addresses = scratch.alloc_addresses;
-  alloc_addresses.clear();
-  std::uint64_t previous_address = 0;
-  for (std::uint32_t k = 0; k < events; ++k) {
-    const Op op = static_cast<Op>(col.attrs[k] & 0x7u);
-    if (!is_memory_op(op)) {
-      col.address[k] = in.next();
-      continue;
-    }
-    const std::uint64_t tag = in.next();
-    if (tag & 1) {
-      const std::uint64_t back = tag >> 1;
-      if (op != Op::free || back == 0 || back > alloc_addresses.size())
-        return fail("back-reference " + std::to_string(back) + " out of range");
-      col.address[k] = alloc_addresses[alloc_addresses.size() - back];
-      continue;
-    }
-    const std::uint64_t zz = tag == 0 ? in.next() : (tag >> 1) - 1;
-    col.address[k] = previous_address += static_cast<std::uint64_t>(unzigzag(zz));
-    if (op == Op::alloc) alloc_addresses.push_back(col.address[k]);
-  }
+  const bool addresses_ok = version >= 4 ? decode_addresses(in, events, col, scratch, error)
+                                         : decode_addresses_v1(in, events, col, scratch, error);
+  if (!addresses_ok) return false;
   if (in.failed()) return fail("payload ends early");
   if (!in.at_end()) return fail("stray bytes after the last event");
   return true;

@@ -22,13 +22,24 @@
 //   time_shift:varint      -- times are stored as deltas of (time >> time_shift)
 // Frame and stack definitions are file-wide and each is written once, in the first chunk
 // written after it was added to the trace (StackCursor says how far a writer has got).
+//
+// Version 4 (what encode_chunk writes) replaces size and address:
+//   size      := (size & 0xFF):u8*events (size >> 8 & 0xFF):u8*events (size >> 16):varint*events
+//   free_refs := varint per free: k > 0 -> the allocation made k allocations earlier in the
+//                chunk; 0 -> its address is in `deltas`
+//   reuse     := varint per alloc: r + 1 -> the address at rank r of FreedBlocks for its size;
+//                0 -> its address is in `deltas`
+//   deltas    := zigzag(address - previous alloc/free address) per address not referenced, and
+//                a marker's value as a plain varint, in event order
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "address_map.hpp"
 #include "alloclab/trace/trace.hpp"
+#include "freed_blocks.hpp"
 
 namespace alloclab::detail {
 
@@ -38,15 +49,60 @@ struct StackCursor {
   std::size_t stacks = 0;
 };
 
+// A byte buffer that, unlike std::vector, leaves what it reserves uninitialised: the encoder
+// reserves each address stream's worst case (ten bytes per event) for every chunk.
+class ByteStream {
+ public:
+  // Empties the stream, with room for `max_bytes`.
+  void start(std::size_t max_bytes) {
+    if (max_bytes > capacity_) {
+      data_ = std::make_unique_for_overwrite<std::uint8_t[]>(max_bytes);
+      capacity_ = max_bytes;
+    }
+    end_ = data_.get();
+  }
+  [[gnu::always_inline]] void put(std::uint64_t v) {
+    while (v >= 0x80) {
+      *end_++ = static_cast<std::uint8_t>(v | 0x80);
+      v >>= 7;
+    }
+    *end_++ = static_cast<std::uint8_t>(v);
+  }
+  const std::uint8_t* begin() const { return data_.get(); }
+  const std::uint8_t* end() const { return end_; }
+  std::size_t size() const { return static_cast<std::size_t>(end_ - data_.get()); }
+  std::uint8_t operator[](std::size_t i) const { return data_[i]; }
+
+ private:
+  std::unique_ptr<std::uint8_t[]> data_;
+  std::size_t capacity_ = 0;
+  std::uint8_t* end_ = nullptr;
+};
+
+// Tables and buffers reused from chunk to chunk.
+struct EncodeScratch {
+  AddressMap live_ordinal;                 // address -> ordinal of its allocation in the chunk
+  std::vector<std::uint64_t> alloc_sizes;  // by ordinal
+  FreedBlocks freed;
+  ByteStream free_refs, reuse, deltas;  // the address streams before they are joined
+  // Where the output's columns end, the last at its end: a compressor that starts a new block
+  // at each gives every column its own entropy tables.
+  std::vector<std::size_t> section_ends;
+};
+
 // Encodes in the current format version (alt_format_version); also writes the frame and stack
 // definitions past `cursor` and advances it.
-// `live_ordinal` is scratch, reused from chunk to chunk.
 void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackCursor& cursor,
-                  std::vector<std::uint8_t>& out, AddressMap& live_ordinal);
+                  std::vector<std::uint8_t>& out, EncodeScratch& scratch);
 
 // Buffers reused from chunk to chunk.
 struct DecodeScratch {
   std::vector<std::uint64_t> alloc_addresses;
+  std::vector<std::uint64_t> alloc_sizes;  // by ordinal (version 4)
+  std::vector<std::uint64_t> sizes;        // the chunk's sizes before they are split
+  std::vector<std::uint64_t> free_refs;
+  std::vector<std::uint8_t> reuse;
+  FreedBlocks freed;
   std::vector<std::uint16_t> global_origin;
 };
 

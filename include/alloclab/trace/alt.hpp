@@ -12,8 +12,9 @@
 
 namespace alloclab {
 
-// 2: call stacks and a per-chunk time shift (docs/alt-format.md); version 1 files stay readable.
-inline constexpr std::uint32_t alt_format_version = 3;
+// 2: call stacks and a per-chunk time shift; 3: pools; 4: sizes in byte planes, addresses
+// through the freed-block model (docs/alt-format.md). Versions 1 to 3 stay readable.
+inline constexpr std::uint32_t alt_format_version = 4;
 
 struct AltWriteOptions {
   int zstd_level = 6;

@@ -1,0 +1,237 @@
+// Version 4 of the .alt format: sizes in byte planes and allocation addresses coded through
+// the freed-block model (tracer/format/freed_blocks.hpp), with version 3 files still loading.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+
+#include "alloclab/trace/alt.hpp"
+#include "alloclab/trace/resolve.hpp"
+#include "trace_test_util.hpp"
+#include "tracer/format/alt_codec.hpp"
+
+namespace alloclab {
+namespace {
+
+using test::TempFile;
+
+// Events shaped like a real allocator's: per-size free lists handed out newest first (but not
+// always: sometimes deeper than the model looks, sometimes another class's block), a bump
+// pointer for fresh memory, and the awkward cases: blocks from before the trace, free(NULL),
+// failed allocations, an allocation over a live block, SIZE_MAX requests, markers.
+Trace allocator_like_trace(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<std::uint64_t>> free_lists(40);
+  std::vector<std::pair<std::uint64_t, std::size_t>> live;  // address, class
+  std::uint64_t top = 0x5555'0000'0000ull;
+  Trace t;
+  Event e;
+  e.time_ns = 1000;
+  for (std::size_t i = 0; i < n; ++i) {
+    e.time_ns += rng() % 300;
+    e.label.clear();
+    e.alignment = 0;
+    const unsigned pick = static_cast<unsigned>(rng() % 1000);
+    if (pick < 480 || live.empty()) {
+      const std::size_t cls = rng() % free_lists.size();
+      e.op = Op::alloc;
+      e.size = cls * 16 + rng() % 16 + 1;
+      std::vector<std::uint64_t>& list = free_lists[cls];
+      const unsigned how = static_cast<unsigned>(rng() % 10);
+      if (how < 6 && !list.empty()) {
+        // Newest first, now and then a little deeper (past the model's 8 ranks too).
+        std::size_t depth = rng() % 4 == 0 ? rng() % list.size() : 0;
+        e.address = list[list.size() - 1 - depth];
+        list.erase(list.end() - 1 - static_cast<std::ptrdiff_t>(depth));
+      } else if (how < 7) {
+        std::vector<std::uint64_t>& other = free_lists[rng() % free_lists.size()];
+        if (other.empty()) {
+          e.address = top += 4096;
+        } else {
+          e.address = other.back();
+          other.pop_back();
+        }
+      } else if (how < 8 && !live.empty()) {
+        e.address = live[rng() % live.size()].first;  // over a live block (an anomaly)
+      } else if (how < 9 && rng() % 8 == 0) {
+        e.address = 0;  // failed
+        e.size = rng() % 2 ? ~std::uint64_t{0} : std::uint64_t{1} << 40;
+      } else {
+        e.address = top += (e.size + 31) & ~std::uint64_t{15};
+      }
+      if (e.address != 0) live.emplace_back(e.address, cls);
+    } else if (pick < 960) {
+      e.op = Op::free;
+      e.size = 0;
+      if (rng() % 50 == 0) {
+        e.address = rng() % 2 ? 0 : 0x1000'0000 + (rng() % 1000) * 64;  // NULL, or older
+      } else {
+        const std::size_t k = rng() % live.size();
+        e.address = live[k].first;
+        free_lists[live[k].second].push_back(e.address);
+        live[k] = live.back();
+        live.pop_back();
+      }
+    } else {
+      e.op = static_cast<Op>(2 + rng() % 3);
+      e.size = 0;
+      e.address = rng() % 4 == 0 ? rng() : 0;
+      if (rng() % 2) e.label = "step " + std::to_string(i);
+    }
+    t.push_back(e);
+  }
+  return t;
+}
+
+TEST(AltAddressModel, allocator_like_traces_round_trip_at_every_chunk_size) {
+  const Trace original = allocator_like_trace(20'000, 3);
+  for (const std::size_t per_chunk : {std::size_t{65536}, std::size_t{1}, std::size_t{2},
+                                      std::size_t{9}, std::size_t{700}, std::size_t{5000}}) {
+    TempFile file("model.alt");
+    AltWriteOptions options;
+    options.events_per_chunk = per_chunk;
+    write_alt(original, file.path(), options);
+    AltLoadStats stats;
+    const Trace loaded = read_alt(file.path(), &stats);
+    EXPECT_EQ(stats.damaged_chunks, 0u);
+    ASSERT_EQ(loaded.size(), original.size()) << per_chunk;
+    for (std::size_t i = 0; i < original.size(); ++i)
+      ASSERT_EQ(loaded.event(i), original.event(i)) << "event " << i << ", chunks of " << per_chunk;
+  }
+}
+
+TEST(AltAddressModel, many_seeds_round_trip) {
+  for (std::uint64_t seed = 10; seed < 40; ++seed) {
+    const Trace original = allocator_like_trace(3000, seed);
+    TempFile file("model-seeds.alt");
+    AltWriteOptions options;
+    options.events_per_chunk = 100 + seed * 37;
+    write_alt(original, file.path(), options);
+    EXPECT_TRUE(read_alt(file.path()) == original) << "seed " << seed;
+  }
+}
+
+TEST(AltAddressModel, freed_blocks_rank_newest_first_and_forget_the_oldest) {
+  detail::FreedBlocks freed;
+  for (std::uint64_t a = 1; a <= 10; ++a) freed.freed(a * 0x1000, 100);
+  // Ten freed, eight kept: 0xA000 is rank 0, 0x3000 rank 7, 0x1000 and 0x2000 are gone.
+  EXPECT_EQ(freed.take(0xA000, 100), 0);
+  EXPECT_EQ(freed.take(0x3000, 100), 6);  // 0xA000 left: everything older moved up
+  EXPECT_EQ(freed.take(0x2000, 100), -1);
+  EXPECT_EQ(freed.take(0x9000, 104), 0);   // same glibc class (112-byte chunks)
+  EXPECT_EQ(freed.take(0x8000, 400), -1);  // another class
+  EXPECT_EQ(freed.take(0, 100), -1);
+  EXPECT_EQ(freed.take_rank(100, 1), 0x7000u);  // after 0x8000
+  EXPECT_EQ(freed.take_rank(100, 4), 0u);       // only 0x8000, 0x6000, 0x5000, 0x4000 left
+  EXPECT_EQ(freed.take_rank(100, 3), 0x4000u);
+  freed.clear();
+  EXPECT_EQ(freed.take_rank(100, 0), 0u);
+}
+
+// A program that frees eight blocks of one size and takes them back, newest first: every
+// reallocation costs a one-byte rank and no address delta.
+TEST(AltAddressModel, reallocating_a_just_freed_block_needs_no_address_delta) {
+  std::mt19937_64 rng(5);
+  Trace t;
+  Event e;
+  std::vector<std::uint64_t> blocks;
+  for (int k = 0; k < 8; ++k) {
+    e.op = Op::alloc;
+    e.size = 256;
+    e.address = (rng() % (std::uint64_t{1} << 40)) * 16;
+    blocks.push_back(e.address);
+    t.push_back(e);
+  }
+  for (int round = 0; round < 100; ++round) {
+    for (const std::uint64_t address : blocks) {
+      e.op = Op::free;
+      e.size = 0;
+      e.address = address;
+      t.push_back(e);
+    }
+    for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+      e.op = Op::alloc;
+      e.size = 250;
+      e.address = *it;
+      t.push_back(e);
+    }
+  }
+  detail::EncodeScratch scratch;
+  detail::StackCursor cursor;
+  std::vector<std::uint8_t> raw;
+  detail::encode_chunk(t, 0, t.size(), cursor, raw, scratch);
+  // Only the first eight allocations carry deltas (six bytes each at most for 2^44 spans).
+  EXPECT_LE(scratch.deltas.size(), 8u * 7);
+  ASSERT_EQ(scratch.reuse.size(), 808u);
+  for (std::size_t k = 8; k < scratch.reuse.size(); ++k) ASSERT_EQ(scratch.reuse[k], 1) << k;
+
+  Trace back;
+  detail::DecodeScratch decode;
+  std::string error;
+  ASSERT_TRUE(detail::decode_chunk(raw.data(), raw.size(), static_cast<std::uint32_t>(t.size()),
+                                   alt_format_version, back, decode, error))
+      << error;
+  EXPECT_EQ(back, t);
+}
+
+// The encoded chunk of `t` with one byte of section `section` (counted from the end: 1 is the
+// delta stream, 2 the reuse ranks, 3 the free references) replaced, decoded again.
+std::string decode_with_patch(const Trace& t, std::size_t section_from_end, std::size_t offset,
+                              std::uint8_t value) {
+  detail::EncodeScratch scratch;
+  detail::StackCursor cursor;
+  std::vector<std::uint8_t> raw;
+  detail::encode_chunk(t, 0, t.size(), cursor, raw, scratch);
+  const std::vector<std::size_t>& ends = scratch.section_ends;
+  const std::size_t start = ends[ends.size() - section_from_end - 1];
+  EXPECT_LT(start + offset, ends[ends.size() - section_from_end]);
+  raw[start + offset] = value;
+  Trace back;
+  detail::DecodeScratch decode;
+  std::string error;
+  EXPECT_FALSE(detail::decode_chunk(raw.data(), raw.size(), static_cast<std::uint32_t>(t.size()),
+                                    alt_format_version, back, decode, error));
+  EXPECT_EQ(back.size(), 0u);
+  return error;
+}
+
+TEST(AltAddressModel, impossible_ranks_and_references_are_errors) {
+  Trace t;
+  Event e;
+  e.op = Op::alloc;
+  e.size = 64;
+  e.address = 0x10000;
+  t.push_back(e);
+  e.op = Op::free;
+  e.size = 0;
+  t.push_back(e);
+  e.op = Op::alloc;
+  e.size = 64;
+  t.push_back(e);  // rank 0 of the block just freed
+  EXPECT_EQ(decode_with_patch(t, 2, 1, 9), "reuse rank 9 out of range");
+  EXPECT_EQ(decode_with_patch(t, 2, 0, 1), "reuse rank 1 of no freed block");
+  EXPECT_EQ(decode_with_patch(t, 2, 1, 2), "reuse rank 2 of no freed block");
+  EXPECT_EQ(decode_with_patch(t, 3, 0, 5), "back-reference 5 out of range");
+}
+
+TEST(AltAddressModel, version_3_files_still_load) {
+  // Written by alloclab before version 4: `generate --shape random --events 3000 --seed 5`.
+  const std::string path = std::string(ALLOCLAB_TEST_DATA) + "/alt-v3/random-3000.alt";
+  std::ifstream in(path, std::ios::binary);
+  char header[12] = {};
+  ASSERT_TRUE(in.read(header, sizeof header));
+  ASSERT_EQ(header[8], 3);
+  AltLoadStats stats;
+  const Trace t = read_alt(path, &stats);
+  ASSERT_EQ(t.size(), 3130u);
+  EXPECT_TRUE(t.warnings.empty());
+  const ResolvedTrace r = resolve(t);
+  EXPECT_EQ(r.anomalies.total(), 0u);
+  EXPECT_EQ(r.allocation_count(), 1565u);
+  TempFile again("v3-rewritten.alt");
+  write_alt(t, again.path());
+  EXPECT_EQ(read_alt(again.path()), t);
+}
+
+}  // namespace
+}  // namespace alloclab

@@ -1,0 +1,82 @@
+#pragma once
+// The address model of .alt version 4. Allocators hand a request the block they most recently
+// took back in its size class (glibc's tcache and bins, jemalloc's and mimalloc's free lists,
+// PyTorch's block pools), so an allocation's address is most often one of the last few
+// addresses freed with about its size. Encoder and decoder keep this same table, chunk by chunk,
+// and such an allocation costs a small rank instead of an address delta (on recorded PyTorch
+// traces about half the address bytes). It is only a hint: a miss costs the delta, so any
+// allocator's choices encode correctly.
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace alloclab::detail {
+
+class FreedBlocks {
+ public:
+  static constexpr unsigned depth = 8;  // ranks 0 .. depth-1, newest first
+
+  FreedBlocks() : rings_(ring_count, Ring{}) {}
+
+  // Forgets everything (a chunk starts empty); only the rings used since the last clear.
+  void clear() {
+    for (std::uint32_t r : touched_) rings_[r].fill(0);
+    touched_.clear();
+  }
+
+  // `address` (nonzero) was freed; `size` is what its allocation requested.
+  void freed(std::uint64_t address, std::uint64_t size) {
+    const std::uint32_t r = ring_of(size);
+    Ring& ring = rings_[r];
+    if (ring[0] == 0) touched_.push_back(r);
+    std::copy_backward(ring.begin(), ring.end() - 1, ring.end());
+    ring[0] = address;
+  }
+
+  // Encoder: the rank of `address` among the blocks freed with `size`'s class, removed from the
+  // table; -1 when it is not there (address 0 never is).
+  int take(std::uint64_t address, std::uint64_t size) {
+    if (address == 0) return -1;
+    Ring& ring = rings_[ring_of(size)];
+    for (unsigned k = 0; k < depth; ++k)
+      if (ring[k] == address) {
+        remove(ring, k);
+        return static_cast<int>(k);
+      }
+    return -1;
+  }
+
+  // Decoder: the address at `rank` for `size`, removed from the table; 0 when that slot is
+  // empty (a corrupt chunk).
+  std::uint64_t take_rank(std::uint64_t size, unsigned rank) {
+    Ring& ring = rings_[ring_of(size)];
+    const std::uint64_t address = ring[rank];
+    if (address != 0) remove(ring, rank);
+    return address;
+  }
+
+ private:
+  using Ring = std::array<std::uint64_t, depth>;
+  static constexpr unsigned ring_bits = 10;
+  static constexpr std::size_t ring_count = std::size_t{1} << ring_bits;
+
+  // glibc's chunk size (request + 8-byte header, rounded up to 16, at least 32) is the finest
+  // class any common allocator uses; classes are hashed onto the rings, and two classes that
+  // share a ring only make each other's ranks a little larger.
+  static std::uint32_t ring_of(std::uint64_t size) {
+    const std::uint64_t chunk_class = std::max<std::uint64_t>(2, (size + 23) >> 4);
+    return static_cast<std::uint32_t>((chunk_class * 0x9E3779B97F4A7C15ull) >> (64 - ring_bits));
+  }
+
+  static void remove(Ring& ring, unsigned k) {
+    std::copy(ring.begin() + k + 1, ring.end(), ring.begin() + k);
+    ring[depth - 1] = 0;
+  }
+
+  std::vector<Ring> rings_;
+  std::vector<std::uint32_t> touched_;
+};
+
+}  // namespace alloclab::detail

@@ -147,7 +147,7 @@ TEST(RecordLifecycle, a_child_that_aborts_leaves_its_trace_up_to_the_abort) {
 
 TEST(RecordLifecycle, exec_in_place_flushes_first_and_follows_only_with_the_flag) {
   ALLOCLAB_SKIP_UNDER_ASAN();
-  for (const std::string how : {"inplace", "inplace-at"})
+  for (const std::string how : {"inplace", "inplace-at", "inplace-syscall"})
     for (const bool follow : {false, true}) {
       SCOPED_TRACE(how + (follow ? " --follow-exec" : ""));
       ScratchDir dir;

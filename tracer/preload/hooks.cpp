@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernel_call.hpp"
 #include "preload.hpp"
 #include "recorder.hpp"
 #include "stacks.hpp"
@@ -287,7 +288,7 @@ ALLOCLAB_EXPORT void* mmap(void* addr, std::size_t length, int prot, int flags, 
   ensure_ready();
   if (!real.mmap) {
     // Before the real mmap is known (dlsym at work): the system call itself.
-    return reinterpret_cast<void*>(::syscall(SYS_mmap, addr, length, prot, flags, fd, offset));
+    return reinterpret_cast<void*>(kernel_call(SYS_mmap, addr, length, prot, flags, fd, offset));
   }
   void* p = real.mmap(addr, length, prot, flags, fd, offset);
   if (p != MAP_FAILED && (flags & MAP_ANONYMOUS) && tracing() && length >= g.min_size &&
@@ -308,7 +309,7 @@ ALLOCLAB_EXPORT int munmap(void* addr, std::size_t length) {
   if (tracing() && !ALLOCLAB_FROM_RUNTIME() &&
       mapping_erase(reinterpret_cast<std::uintptr_t>(addr)))
     record_event(op_free, kind_mapped, reinterpret_cast<std::uintptr_t>(addr), 0, 0);
-  if (!real.munmap) return static_cast<int>(::syscall(SYS_munmap, addr, length));
+  if (!real.munmap) return static_cast<int>(kernel_call(SYS_munmap, addr, length));
   return real.munmap(addr, length);
 }
 

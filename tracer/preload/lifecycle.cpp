@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kernel_call.hpp"
 #include "preload.hpp"
 
 namespace alloclab::preload {
@@ -205,6 +206,23 @@ ALLOCLAB_EXPORT int execveat(int dirfd, const char* path, char* const argv[], ch
   flush_before_exec();
   return real_execveat ? real_execveat(dirfd, path, argv, envp, flags) : no_function();
 }
+
+#if defined(__x86_64__)
+// syscall(SYS_execve, ...) and syscall(SYS_execveat, ...), which some runtimes and sandboxes use,
+// replace the image as the functions above do, so they flush first too. Like glibc's syscall(),
+// this passes six arguments on whatever the caller gave: those it did not give are whatever
+// their registers and stack slots hold, and the kernel ignores them. (Not instrumented: that
+// read of the caller's stack is deliberate.)
+ALLOCLAB_EXPORT __attribute__((no_sanitize("address"))) long syscall(long number, ...) {
+  va_list args;
+  va_start(args, number);
+  long a[6];
+  for (long& value : a) value = va_arg(args, long);
+  va_end(args);
+  if (number == SYS_execve || number == SYS_execveat) flush_before_exec();
+  return raw_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+#endif
 
 ALLOCLAB_EXPORT int execl(const char* path, const char* arg, ...) {
   ALLOCLAB_COLLECT_ARGS(arg, argv, (void)0);

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "clock.hpp"
+#include "kernel_call.hpp"
 #include "preload.hpp"
 #include "stacks.hpp"
 
@@ -99,7 +100,7 @@ Buffer* acquire_buffer(Buffer* full) {
     if (!fresh) return nullptr;
     g.live_buffers.fetch_add(1, std::memory_order_relaxed);
   }
-  if (t_tid == 0) t_tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
+  if (t_tid == 0) t_tid = static_cast<std::uint64_t>(kernel_call(SYS_gettid));
   fresh->thread = t_tid;  // the rest is fresh mmap'ed zeros, or as recycle_buffer left it
   Buffer* head = g.new_buffers.load(std::memory_order_relaxed);
   do {
@@ -180,14 +181,14 @@ void raw_unmap(void* p, std::size_t bytes) {
 #else
 void* raw_map(std::size_t bytes) {
   // A system call, not mmap(): our own mmap is interposed.
-  const long p = ::syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  const long p = kernel_call(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == -1) return nullptr;
   return reinterpret_cast<void*>(p);
 }
 
 void raw_unmap(void* p, std::size_t bytes) {
-  ::syscall(SYS_munmap, p, bytes);
+  kernel_call(SYS_munmap, p, bytes);
 }
 #endif
 

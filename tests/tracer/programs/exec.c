@@ -1,10 +1,13 @@
 /* exec: allocates in a run "before", then replaces itself with a new image of this program
- * (with execl: "inplace"; with execveat: "inplace-at") or forks a child that does ("spawn").
+ * (with execl: "inplace"; with execveat: "inplace-at"; with the raw system call through
+ * syscall(): "inplace-syscall") or forks a child that does ("spawn").
  * The new image allocates in a run "image". The exec follows the last allocation at once: only
  * a flush before exec saves those events. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +26,10 @@ int main(int argc, char** argv) {
     image(argv[1]);
     return 0;
   }
+  /* syscall() is interposed too (for its exec): everything else must behave as glibc's. */
+  if (syscall(SYS_getpid) != getpid()) return 2;
+  errno = 0;
+  if (syscall(-1L) != -1 || errno != ENOSYS) return 3;
   const int spawn = argc > 2 && strcmp(argv[2], "spawn") == 0;
   unsigned long long allocs = 0;
   alloclab_run_begin("before");
@@ -33,6 +40,12 @@ int main(int argc, char** argv) {
     char* const args[] = {argv[0], argv[1], (char*)"image", NULL};
     extern char** environ;
     execveat(AT_FDCWD, "/proc/self/exe", args, environ, 0);
+    return 1;
+  }
+  if (argc > 2 && strcmp(argv[2], "inplace-syscall") == 0) {
+    char* const args[] = {argv[0], argv[1], (char*)"image", NULL};
+    extern char** environ;
+    syscall(SYS_execve, "/proc/self/exe", args, environ);
     return 1;
   }
   if (!spawn) {

@@ -112,20 +112,25 @@ TEST(AltAddressModel, many_seeds_round_trip) {
 }
 
 TEST(AltAddressModel, freed_blocks_rank_newest_first_and_forget_the_oldest) {
+  using detail::FreedBlocks;
   detail::FreedBlocks freed;
-  for (std::uint64_t a = 1; a <= 10; ++a) freed.freed(a * 0x1000, 100);
+  const std::uint32_t ring = FreedBlocks::ring_for(100);
+  EXPECT_EQ(FreedBlocks::ring_for(104), ring);  // the same glibc class (112-byte chunks)
+  EXPECT_NE(FreedBlocks::ring_for(400), ring);
+  EXPECT_LT(FreedBlocks::ring_for(~std::uint64_t{0}), FreedBlocks::ring_count);
+  for (std::uint64_t a = 1; a <= 10; ++a) freed.freed(ring, a * 0x1000);
   // Ten freed, eight kept: 0xA000 is rank 0, 0x3000 rank 7, 0x1000 and 0x2000 are gone.
-  EXPECT_EQ(freed.take(0xA000, 100), 0);
-  EXPECT_EQ(freed.take(0x3000, 100), 6);  // 0xA000 left: everything older moved up
-  EXPECT_EQ(freed.take(0x2000, 100), -1);
-  EXPECT_EQ(freed.take(0x9000, 104), 0);   // same glibc class (112-byte chunks)
-  EXPECT_EQ(freed.take(0x8000, 400), -1);  // another class
-  EXPECT_EQ(freed.take(0, 100), -1);
-  EXPECT_EQ(freed.take_rank(100, 1), 0x7000u);  // after 0x8000
-  EXPECT_EQ(freed.take_rank(100, 4), 0u);       // only 0x8000, 0x6000, 0x5000, 0x4000 left
-  EXPECT_EQ(freed.take_rank(100, 3), 0x4000u);
+  EXPECT_EQ(freed.take(ring, 0xA000), 0);
+  EXPECT_EQ(freed.take(ring, 0x3000), 6);  // 0xA000 left: everything older moved up
+  EXPECT_EQ(freed.take(ring, 0x2000), -1);
+  EXPECT_EQ(freed.take(ring, 0x9000), 0);
+  EXPECT_EQ(freed.take(FreedBlocks::ring_for(400), 0x8000), -1);  // another ring
+  EXPECT_EQ(freed.take(ring, 0), -1);
+  EXPECT_EQ(freed.take_rank(ring, 1), 0x7000u);  // after 0x8000
+  EXPECT_EQ(freed.take_rank(ring, 4), 0u);       // only 0x8000, 0x6000, 0x5000, 0x4000 left
+  EXPECT_EQ(freed.take_rank(ring, 3), 0x4000u);
   freed.clear();
-  EXPECT_EQ(freed.take_rank(100, 0), 0u);
+  EXPECT_EQ(freed.take_rank(ring, 0), 0u);
 }
 
 // A program that frees eight blocks of one size and takes them back, newest first: every

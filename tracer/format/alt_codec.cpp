@@ -95,8 +95,7 @@ constexpr std::size_t max_varint_bytes = 10;
 // values of markers.
 void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end,
                       std::vector<std::uint8_t>& out, EncodeScratch& scratch) {
-  scratch.live_ordinal.clear();
-  scratch.alloc_sizes.clear();
+  scratch.live.clear();
   scratch.freed.clear();
   const std::size_t n = end - begin;
   ByteStream& refs = scratch.free_refs;
@@ -105,33 +104,32 @@ void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end,
   refs.start(n * max_varint_bytes);
   reuse.start(n);  // ranks 0..8: one byte each
   deltas.start(n * max_varint_bytes);
+  std::uint32_t allocs = 0;
   std::uint64_t previous_address = 0;
   for (std::size_t i = begin; i < end; ++i) {
     const Op op = trace.op(i);
     const std::uint64_t address = trace.address(i);
     if (op == Op::free) {
-      // AddressMap cannot hold address 0: a block there is never referenced, its free is
+      // The map cannot hold address 0: a block there is never referenced, its free is
       // delta-coded like any other.
-      const std::uint32_t* ordinal = address ? scratch.live_ordinal.find(address) : nullptr;
-      if (ordinal) {
-        const std::uint32_t allocation = *ordinal;
-        refs.put(scratch.alloc_sizes.size() - allocation);
-        scratch.live_ordinal.erase(address);
-        scratch.freed.freed(address, scratch.alloc_sizes[allocation]);
+      if (const EncodeScratch::LiveAllocation* live =
+              address ? scratch.live.find(address) : nullptr) {
+        refs.put(allocs - live->ordinal);
+        scratch.freed.freed(live->ring, address);
+        scratch.live.erase(address);
         continue;
       }
       refs.put(0);
       deltas.put(zigzag(static_cast<std::int64_t>(address - previous_address)));
       previous_address = address;
     } else if (op == Op::alloc) {
-      const std::uint64_t size = trace.size_of(i);
-      const int rank = scratch.freed.take(address, size);
+      const std::uint32_t ring = FreedBlocks::ring_for(trace.size_of(i));
+      const int rank = scratch.freed.take(ring, address);
       reuse.put(static_cast<std::uint64_t>(rank + 1));
       if (rank < 0) deltas.put(zigzag(static_cast<std::int64_t>(address - previous_address)));
       previous_address = address;
-      if (address != 0)
-        scratch.live_ordinal.put(address, static_cast<std::uint32_t>(scratch.alloc_sizes.size()));
-      scratch.alloc_sizes.push_back(size);
+      if (address != 0) scratch.live.put(address, {allocs, ring});
+      ++allocs;
     } else {
       deltas.put(address);
     }
@@ -331,9 +329,9 @@ bool decode_addresses(VarintReader& in, std::uint32_t events, const Trace::NewCo
   if (in.failed()) return fail("payload ends early");
 
   std::vector<std::uint64_t>& alloc_addresses = scratch.alloc_addresses;
-  std::vector<std::uint64_t>& alloc_sizes = scratch.alloc_sizes;
+  std::vector<std::uint16_t>& alloc_rings = scratch.alloc_rings;
   alloc_addresses.clear();
-  alloc_sizes.clear();
+  alloc_rings.clear();
   scratch.freed.clear();
   const std::uint64_t* next_ref = scratch.free_refs.data();
   const std::uint8_t* next_rank = scratch.reuse.data();
@@ -347,22 +345,22 @@ bool decode_addresses(VarintReader& in, std::uint32_t events, const Trace::NewCo
         const std::size_t ordinal = alloc_addresses.size() - back;
         const std::uint64_t address = alloc_addresses[ordinal];
         if (address == 0) return fail("back-reference to an allocation at address 0");
-        scratch.freed.freed(address, alloc_sizes[ordinal]);
+        scratch.freed.freed(alloc_rings[ordinal], address);
         col.address[k] = address;
         continue;
       }
       col.address[k] = previous_address += static_cast<std::uint64_t>(unzigzag(in.next()));
     } else if (op == Op::alloc) {
-      const std::uint64_t size = scratch.sizes[k];
+      const std::uint32_t ring = FreedBlocks::ring_for(scratch.sizes[k]);
       if (const unsigned rank = *next_rank++) {
-        const std::uint64_t address = scratch.freed.take_rank(size, rank - 1);
+        const std::uint64_t address = scratch.freed.take_rank(ring, rank - 1);
         if (address == 0) return fail("reuse rank " + std::to_string(rank) + " of no freed block");
         col.address[k] = previous_address = address;
       } else {
         col.address[k] = previous_address += static_cast<std::uint64_t>(unzigzag(in.next()));
       }
       alloc_addresses.push_back(col.address[k]);
-      alloc_sizes.push_back(size);
+      alloc_rings.push_back(static_cast<std::uint16_t>(ring));
     } else {
       col.address[k] = in.next();
     }

@@ -81,8 +81,11 @@ class ByteStream {
 
 // Tables and buffers reused from chunk to chunk.
 struct EncodeScratch {
-  AddressMap live_ordinal;                 // address -> ordinal of its allocation in the chunk
-  std::vector<std::uint64_t> alloc_sizes;  // by ordinal
+  struct LiveAllocation {
+    std::uint32_t ordinal = 0;  // allocations before it in the chunk
+    std::uint32_t ring = 0;     // FreedBlocks::ring_for its size
+  };
+  BasicAddressMap<LiveAllocation> live;  // address -> its allocation in this chunk
   FreedBlocks freed;
   ByteStream free_refs, reuse, deltas;  // the address streams before they are joined
   // Where the output's columns end, the last at its end: a compressor that starts a new block
@@ -98,7 +101,7 @@ void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackC
 // Buffers reused from chunk to chunk.
 struct DecodeScratch {
   std::vector<std::uint64_t> alloc_addresses;
-  std::vector<std::uint64_t> alloc_sizes;  // by ordinal (version 4)
+  std::vector<std::uint16_t> alloc_rings;  // by ordinal (version 4): FreedBlocks::ring_for
   std::vector<std::uint64_t> sizes;        // the chunk's sizes before they are split
   std::vector<std::uint64_t> free_refs;
   std::vector<std::uint8_t> reuse;

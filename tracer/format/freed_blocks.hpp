@@ -17,6 +17,8 @@ namespace alloclab::detail {
 class FreedBlocks {
  public:
   static constexpr unsigned depth = 8;  // ranks 0 .. depth-1, newest first
+  static constexpr unsigned ring_bits = 10;
+  static constexpr std::size_t ring_count = std::size_t{1} << ring_bits;
 
   FreedBlocks() : rings_(ring_count, Ring{}) {}
 
@@ -26,20 +28,27 @@ class FreedBlocks {
     touched_.clear();
   }
 
-  // `address` (nonzero) was freed; `size` is what its allocation requested.
-  void freed(std::uint64_t address, std::uint64_t size) {
-    const std::uint32_t r = ring_of(size);
-    Ring& ring = rings_[r];
-    if (ring[0] == 0) touched_.push_back(r);
+  // The ring of a request of `size` bytes. glibc's chunk size (request + 8-byte header, rounded
+  // up to 16, at least 32) is the finest class any common allocator uses; classes are hashed
+  // onto the rings, and two classes that share a ring only make each other's ranks larger.
+  static std::uint32_t ring_for(std::uint64_t size) {
+    const std::uint64_t chunk_class = std::max<std::uint64_t>(2, (size + 23) >> 4);
+    return static_cast<std::uint32_t>((chunk_class * 0x9E3779B97F4A7C15ull) >> (64 - ring_bits));
+  }
+
+  // `address` (nonzero) was freed; `ring` is that of its allocation's size.
+  void freed(std::uint32_t ring_index, std::uint64_t address) {
+    Ring& ring = rings_[ring_index];
+    if (ring[0] == 0) touched_.push_back(ring_index);
     std::copy_backward(ring.begin(), ring.end() - 1, ring.end());
     ring[0] = address;
   }
 
-  // Encoder: the rank of `address` among the blocks freed with `size`'s class, removed from the
-  // table; -1 when it is not there (address 0 never is).
-  int take(std::uint64_t address, std::uint64_t size) {
+  // Encoder: the rank of `address` in `ring`, removed from it; -1 when it is not there
+  // (address 0 never is).
+  int take(std::uint32_t ring_index, std::uint64_t address) {
     if (address == 0) return -1;
-    Ring& ring = rings_[ring_of(size)];
+    Ring& ring = rings_[ring_index];
     for (unsigned k = 0; k < depth; ++k)
       if (ring[k] == address) {
         remove(ring, k);
@@ -48,10 +57,10 @@ class FreedBlocks {
     return -1;
   }
 
-  // Decoder: the address at `rank` for `size`, removed from the table; 0 when that slot is
-  // empty (a corrupt chunk).
-  std::uint64_t take_rank(std::uint64_t size, unsigned rank) {
-    Ring& ring = rings_[ring_of(size)];
+  // Decoder: the address at `rank` in `ring`, removed from it; 0 when that slot is empty (a
+  // corrupt chunk).
+  std::uint64_t take_rank(std::uint32_t ring_index, unsigned rank) {
+    Ring& ring = rings_[ring_index];
     const std::uint64_t address = ring[rank];
     if (address != 0) remove(ring, rank);
     return address;
@@ -59,16 +68,6 @@ class FreedBlocks {
 
  private:
   using Ring = std::array<std::uint64_t, depth>;
-  static constexpr unsigned ring_bits = 10;
-  static constexpr std::size_t ring_count = std::size_t{1} << ring_bits;
-
-  // glibc's chunk size (request + 8-byte header, rounded up to 16, at least 32) is the finest
-  // class any common allocator uses; classes are hashed onto the rings, and two classes that
-  // share a ring only make each other's ranks a little larger.
-  static std::uint32_t ring_of(std::uint64_t size) {
-    const std::uint64_t chunk_class = std::max<std::uint64_t>(2, (size + 23) >> 4);
-    return static_cast<std::uint32_t>((chunk_class * 0x9E3779B97F4A7C15ull) >> (64 - ring_bits));
-  }
 
   static void remove(Ring& ring, unsigned k) {
     std::copy(ring.begin() + k + 1, ring.end(), ring.begin() + k);

@@ -24,6 +24,13 @@ TEST(CudaProcesses, the_started_process_is_the_root_and_others_only_follow_on_re
   EXPECT_FALSE(follower.root);
 }
 
+TEST(CudaProcesses, the_image_says_root_follower_or_a_later_exec_of_the_root) {
+  EXPECT_STREQ(image_label(decide_process(4242, 4242, true), false), "root");
+  EXPECT_STREQ(image_label(decide_process(4242, 4242, true), true), "exec");
+  EXPECT_STREQ(image_label(decide_process(4242, 5000, true), true), "follower");
+  EXPECT_STREQ(image_label(decide_process(4242, 5000, true), false), "follower");
+}
+
 TEST(CudaProcesses, a_follower_names_its_trace_after_the_output_and_its_pid) {
   EXPECT_EQ(follower_trace_path("/t/run.alt", 5000, 0), "/t/run.5000.cuda.alt");
   EXPECT_EQ(follower_trace_path("/t/run.alt", 5000, 1), "/t/run.5000.2.cuda.alt");

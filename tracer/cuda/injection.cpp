@@ -193,7 +193,7 @@ nlohmann::json metadata(const char* run_range, const ProcessDecision& process) {
   m["host"] = host;
   m["pid"] = getpid();
   m["parent_pid"] = getppid();
-  m["image"] = process.root ? "root" : "follower";
+  m["image"] = image_label(process, false);
   m["clock"] = "CLOCK_MONOTONIC";
   m["recorder"] = "alloclab record --cuda (liballoclab_cuda.so, CUPTI callbacks)";
   if (run_range) m["run_range"] = run_range;
@@ -220,7 +220,7 @@ ProcessDecision this_process() {
 // Creates this process's trace: the root's output, or a follower's own name (the next free one,
 // also for a root image exec'd after an earlier image of the same process wrote the output).
 std::unique_ptr<EventSink> open_sink(const std::string& output, const ProcessDecision& process,
-                                     const nlohmann::json& metadata) {
+                                     nlohmann::json metadata) {
   const auto create = [&](const std::string& path) {
     return std::make_unique<EventSink>(path, metadata, std::chrono::milliseconds(50),
                                        hide_writer_thread);
@@ -231,6 +231,7 @@ std::unique_ptr<EventSink> open_sink(const std::string& output, const ProcessDec
     } catch (const std::system_error& e) {
       if (e.code() != std::errc::file_exists || !process.follow) throw;
     }
+    metadata["image"] = image_label(process, true);
   }
   for (int attempt = 0;; ++attempt) {
     const std::string path =

@@ -12,6 +12,11 @@ ProcessDecision decide_process(std::uint64_t owner, std::uint64_t pid, bool foll
   return {follow, false, follow};
 }
 
+const char* image_label(const ProcessDecision& process, bool took_follower_name) {
+  if (!process.root) return "follower";
+  return took_follower_name ? "exec" : "root";
+}
+
 std::string follower_trace_path(const std::string& output, std::uint64_t pid, int attempt) {
   std::string stem = output;
   const auto drop = [&stem](std::string_view ending) {

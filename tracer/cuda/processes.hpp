@@ -17,6 +17,11 @@ struct ProcessDecision {
   bool follow = false;  // --follow-fork or --follow-exec: other processes are traced too
 };
 
+// The trace's metadata "image": "root" for the process `record` started, "follower" for any
+// other, and "exec" for a later image of the started process (it exec'd after an earlier image
+// wrote the output, so this one writes under a follower's name).
+const char* image_label(const ProcessDecision& process, bool took_follower_name);
+
 // `owner`: ALLOCLAB_TRACE_PID (0: not set: the process is traced as the root). `follow`: either
 // follow flag is on.
 ProcessDecision decide_process(std::uint64_t owner, std::uint64_t pid, bool follow);

@@ -155,7 +155,9 @@ void run_record(const RecordOptions& options) {
   if (options.cuda.cuda) finish_cuda_record(options.cuda, output);
   const std::string written_as =
       options.cuda.preload() ? cpu_trace_path(options.cuda, output) : output;
-  if (!summarize_traces(files.read(output, written_as)) && status == 0) set_exit_status(2);
+  const std::vector<TracedFile> traced =
+      merge_follower_traces(options.cuda, files.read(output, written_as));
+  if (!summarize_traces(traced) && status == 0) set_exit_status(2);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 
 #include "alloclab/trace/alt.hpp"
@@ -91,6 +92,56 @@ void finish_cuda_record(const CudaRecordOptions& options, const std::string& out
   write_alt(merged, output);
   std::filesystem::remove(cuda);
   std::filesystem::remove(cpu);
+}
+
+std::vector<TracedFile> merge_follower_traces(const CudaRecordOptions& options,
+                                              std::vector<TracedFile> files) {
+  if (!options.cuda || !options.cpu) return files;
+  struct Parts {
+    std::vector<std::size_t> host, cuda;
+  };
+  std::map<std::int64_t, Parts> by_pid;
+  for (std::size_t f = 1; f < files.size(); ++f) {  // files[0]: the started process, merged
+    const TracedFile& file = files[f];
+    if (!file.incomplete.empty() || !std::filesystem::exists(file.path)) continue;
+    std::int64_t pid = 0;
+    try {
+      pid = read_alt_tail(file.path).metadata.value("pid", std::int64_t{0});
+    } catch (const std::exception&) {
+      continue;  // the summary reports what is wrong with it
+    }
+    if (pid == 0) continue;
+    Parts& parts = by_pid[pid];
+    (file.path.ends_with(".cuda.alt") ? parts.cuda : parts.host).push_back(f);
+  }
+  std::vector<bool> merged_away(files.size(), false);
+  for (const auto& [pid, parts] : by_pid) {
+    if (parts.cuda.empty() || parts.host.empty()) continue;
+    if (parts.cuda.size() != 1 || parts.host.size() != 1) {
+      std::fprintf(stderr,
+                   "alloclab: process %lld wrote %zu host and %zu CUDA traces (one per image); "
+                   "they are left apart\n",
+                   static_cast<long long>(pid), parts.host.size(), parts.cuda.size());
+      continue;
+    }
+    const std::string& host = files[parts.host.front()].path;
+    const std::string& cuda = files[parts.cuda.front()].path;
+    try {
+      const Trace merged = cuda_tracer::merge_by_time(read_alt(cuda), read_alt(host));
+      const std::string merging = host + ".merging";
+      write_alt(merged, merging);
+      std::filesystem::rename(merging, host);
+      std::filesystem::remove(cuda);
+      merged_away[parts.cuda.front()] = true;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "alloclab: cannot merge %s into %s: %s\n", cuda.c_str(), host.c_str(),
+                   e.what());
+    }
+  }
+  std::vector<TracedFile> kept;
+  for (std::size_t f = 0; f < files.size(); ++f)
+    if (!merged_away[f]) kept.push_back(std::move(files[f]));
+  return kept;
 }
 
 }  // namespace alloclab::cli

@@ -4,6 +4,9 @@
 // tracer runs beside it, each writes its own part file, and the two are merged by time after
 // the program ends.
 #include <string>
+#include <vector>
+
+#include "record_files.hpp"
 
 namespace alloclab::cli {
 
@@ -40,5 +43,13 @@ void set_cuda_environment(const CudaRecordOptions& options, const std::string& i
 // After the program ended: merges the part files into `output` (--cpu), and explains a missing
 // CUDA trace. Part files are removed once merged.
 void finish_cuda_record(const CudaRecordOptions& options, const std::string& output);
+
+// With --cpu, a followed process (not the started one) writes a host trace, OUT.PID.alt, and a
+// CUDA trace, OUT.PID.cuda.alt: they become one, merged by time under the host trace's name.
+// Only where a pid wrote exactly one whole trace of each kind: with several images of one pid
+// which host trace goes with which CUDA trace is unknown, and those stay apart (with a note).
+// Returns `files` without the traces merged away.
+std::vector<TracedFile> merge_follower_traces(const CudaRecordOptions& options,
+                                              std::vector<TracedFile> files);
 
 }  // namespace alloclab::cli

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "kernel_call.hpp"
 #include "preload.hpp"
@@ -93,8 +94,11 @@ std::string trace_path(Image image, int pid, int attempt) {
   const char* output = std::getenv("ALLOCLAB_OUTPUT");
   std::string path = output ? output : "";
   if (image == Image::root) return path;
-  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".alt") == 0)
-    path.resize(path.size() - 4);
+  // "OUT.alt.cpu.part" (record --cuda --cpu) names followers like "OUT.alt": OUT.PID.alt, next
+  // to the CUDA tracer's OUT.PID.cuda.alt, with which record merges it.
+  for (const std::string_view ending : {std::string_view(".cpu.part"), std::string_view(".alt")})
+    if (path.size() > ending.size() && path.ends_with(ending))
+      path.resize(path.size() - ending.size());
   path += "." + std::to_string(pid);
   if (attempt > 0) path += "." + std::to_string(attempt + 1);
   return path + ".alt";

@@ -47,6 +47,7 @@ class CudaScratch {
     std::filesystem::remove_all(path_, ignored);
   }
   std::string file(const std::string& name) const { return (path_ / name).string(); }
+  const std::filesystem::path& dir() const { return path_; }
 
  private:
   std::filesystem::path path_;

@@ -89,6 +89,71 @@ TEST(RecordCuda, cuda_with_cpu_runs_both_tracers_and_leaves_one_trace) {
   EXPECT_GE(host_allocs, 10u);
 }
 
+// Two events of one process, on the CPU or on cuda:0, at the given times.
+Trace process_trace(std::int64_t pid, DeviceId device, std::uint64_t first_time) {
+  Trace t;
+  t.metadata["pid"] = pid;
+  Event e;
+  e.device = device;
+  e.kind = device == cpu_device ? MemoryKind::host : MemoryKind::device;
+  e.op = Op::alloc;
+  e.address = device == cpu_device ? 0x1000 : 0x7f0000000000;
+  e.size = 512;
+  e.time_ns = first_time;
+  t.push_back(e);
+  e.op = Op::free;
+  e.size = 0;
+  e.time_ns = first_time + 200;
+  t.push_back(e);
+  return t;
+}
+
+TEST(RecordCuda, with_cpu_a_followed_process_gets_one_trace_of_host_and_device_events) {
+  if (!preload_possible)
+    GTEST_SKIP() << "an ASan-built preload library cannot be preloaded into other programs";
+  // What a worker that uses CUDA leaves (made by hand: no device here): its host trace, named
+  // as the preload tracer names a follower's, and its CUDA trace, both listed.
+  CudaScratch scratch;
+  const std::string trace = scratch.file("job.alt");
+  const std::string host = scratch.file("job.4242.alt");
+  const std::string cuda = scratch.file("job.4242.cuda.alt");
+  write_alt(process_trace(4242, cpu_device, 1000), host);
+  write_alt(process_trace(4242, 0, 1100), cuda);
+  // A CUDA trace of another process with no host trace of its own stays as it is.
+  const std::string alone = scratch.file("job.5151.cuda.alt");
+  write_alt(process_trace(5151, 0, 1000), alone);
+  std::string list_them;
+  for (const std::string& path : {host, cuda, alone})
+    list_them += "echo \"trace " + path + "\" >> \"$ALLOCLAB_FILE_LIST\"; ";
+  const CliResult r = run_cli("record --cuda --cpu --follow-exec -o " + trace + " -- sh -c '" +
+                              list_them + "/bin/true'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(cuda)) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(host + ".merging"));
+  const Trace merged = read_alt(host);
+  ASSERT_EQ(merged.size(), 4u);
+  EXPECT_EQ(merged.device(0), cpu_device);
+  EXPECT_EQ(merged.device(1), 0);
+  EXPECT_EQ(merged.op(2), Op::free);
+  EXPECT_EQ(merged.device(2), cpu_device);
+  EXPECT_EQ(merged.time_ns(3), 1300u);
+  EXPECT_NE(r.output.find("recorded 4 events ("), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find(cuda), std::string::npos) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(alone));
+  EXPECT_NE(r.output.find(alone), std::string::npos) << r.output;
+  // /bin/true, a real follower, is named like the CUDA tracer's followers (job.PID.alt), not
+  // after the part file the started process writes.
+  std::size_t followers = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(scratch.dir())) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_EQ(name.find(".part"), std::string::npos) << name;
+    if (name != "job.4242.alt" && name.starts_with("job.") && name.ends_with(".alt") &&
+        !name.ends_with(".cuda.alt") && name != "job.alt")
+      ++followers;
+  }
+  EXPECT_EQ(followers, 1u) << r.output;
+}
+
 // With --cpu the CUDA tracer hides its own allocations from the preload tracer through
 // alloclab_preload_guard; what the guard covers must not reach the trace.
 TEST(RecordCuda, allocations_under_the_preload_guard_are_not_recorded) {

@@ -1,7 +1,10 @@
 // Decode + resolve throughput of the native format on a synthetic trace shaped like a CNN
 // inference workload. Run: build-release/bin/trace_decode_bench (see README "Performance").
+// With ALLOCLAB_BENCH_TRACE=FILE.alt, BM_EncodeTraceFile also encodes that trace as the
+// recorder's writer thread does when events arrive fast (zstd level 1).
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include <unistd.h>
@@ -75,6 +78,26 @@ void BM_EncodeAlt(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * f.events));
 }
 BENCHMARK(BM_EncodeAlt)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_EncodeTraceFile(benchmark::State& state) {
+  const char* input = std::getenv("ALLOCLAB_BENCH_TRACE");
+  if (!input || !*input) {
+    state.SkipWithError("set ALLOCLAB_BENCH_TRACE to an .alt file");
+    return;
+  }
+  static const alloclab::Trace trace = alloclab::read_alt(input);
+  const std::string output = (std::filesystem::temp_directory_path() /
+                              ("alloclab-bench-" + std::to_string(::getpid()) + "-file.alt"))
+                                 .string();
+  alloclab::AltWriteOptions options;
+  options.zstd_level = 1;
+  for (auto _ : state) alloclab::write_alt(trace, output, options);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * trace.size()));
+  state.counters["bytes_per_event"] =
+      static_cast<double>(std::filesystem::file_size(output)) / static_cast<double>(trace.size());
+  std::filesystem::remove(output);
+}
+BENCHMARK(BM_EncodeTraceFile)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

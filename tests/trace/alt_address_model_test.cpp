@@ -87,13 +87,8 @@ TEST(AltAddressModel, allocator_like_traces_round_trip_at_every_chunk_size) {
   const Trace original = allocator_like_trace(20'000, 3);
   for (const std::size_t per_chunk : {std::size_t{65536}, std::size_t{1}, std::size_t{2},
                                       std::size_t{9}, std::size_t{700}, std::size_t{5000}}) {
-    TempFile file("model.alt");
-    AltWriteOptions options;
-    options.events_per_chunk = per_chunk;
-    write_alt(original, file.path(), options);
-    AltLoadStats stats;
-    const Trace loaded = read_alt(file.path(), &stats);
-    EXPECT_EQ(stats.damaged_chunks, 0u);
+    const Trace loaded = test::written_and_read(original, per_chunk);
+    EXPECT_TRUE(loaded.warnings.empty()) << per_chunk;
     ASSERT_EQ(loaded.size(), original.size()) << per_chunk;
     for (std::size_t i = 0; i < original.size(); ++i)
       ASSERT_EQ(loaded.event(i), original.event(i)) << "event " << i << ", chunks of " << per_chunk;
@@ -103,11 +98,7 @@ TEST(AltAddressModel, allocator_like_traces_round_trip_at_every_chunk_size) {
 TEST(AltAddressModel, many_seeds_round_trip) {
   for (std::uint64_t seed = 10; seed < 40; ++seed) {
     const Trace original = allocator_like_trace(3000, seed);
-    TempFile file("model-seeds.alt");
-    AltWriteOptions options;
-    options.events_per_chunk = 100 + seed * 37;
-    write_alt(original, file.path(), options);
-    EXPECT_TRUE(read_alt(file.path()) == original) << "seed " << seed;
+    EXPECT_TRUE(test::written_and_read(original, 100 + seed * 37) == original) << "seed " << seed;
   }
 }
 
@@ -201,18 +192,9 @@ std::string decode_with_patch(const Trace& t, std::size_t section_from_end, std:
 }
 
 TEST(AltAddressModel, impossible_ranks_and_references_are_errors) {
-  Trace t;
-  Event e;
-  e.op = Op::alloc;
-  e.size = 64;
-  e.address = 0x10000;
-  t.push_back(e);
-  e.op = Op::free;
-  e.size = 0;
-  t.push_back(e);
-  e.op = Op::alloc;
-  e.size = 64;
-  t.push_back(e);  // rank 0 of the block just freed
+  // The second allocation takes rank 0: the block just freed.
+  const Trace t = test::make_trace(
+      {test::alloc_event(0x10000, 64), test::free_event(0x10000), test::alloc_event(0x10000, 64)});
   EXPECT_EQ(decode_with_patch(t, 2, 1, 9), "reuse rank 9 out of range");
   EXPECT_EQ(decode_with_patch(t, 2, 0, 1), "reuse rank 1 of no freed block");
   EXPECT_EQ(decode_with_patch(t, 2, 1, 2), "reuse rank 2 of no freed block");

@@ -71,11 +71,7 @@ TEST(AltFormat, round_trips_one_million_random_events) {
 TEST(AltFormat, round_trips_with_tiny_chunks_and_many_seeds) {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     const Trace original = random_trace(2000, seed);
-    TempFile file("tiny-chunks.alt");
-    AltWriteOptions options;
-    options.events_per_chunk = 1 + seed * 7;
-    write_alt(original, file.path(), options);
-    EXPECT_TRUE(read_alt(file.path()) == original) << "seed " << seed;
+    EXPECT_TRUE(test::written_and_read(original, 1 + seed * 7) == original) << "seed " << seed;
   }
 }
 

@@ -76,6 +76,15 @@ inline std::vector<char> written(const Trace& trace, const TempFile& file) {
   return file.bytes();
 }
 
+// `trace` written as .alt in chunks of `events_per_chunk` and read back.
+inline Trace written_and_read(const Trace& trace, std::size_t events_per_chunk) {
+  TempFile file("written-and-read.alt");
+  AltWriteOptions options;
+  options.events_per_chunk = events_per_chunk;
+  write_alt(trace, file.path(), options);
+  return read_alt(file.path());
+}
+
 // Offset of the n-th chunk header ("ALTC") in a file's bytes, or npos.
 inline std::size_t chunk_offset(const std::vector<char>& bytes, int n) {
   int seen = -1;

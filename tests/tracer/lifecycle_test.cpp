@@ -174,6 +174,24 @@ TEST(RecordLifecycle, exec_in_place_flushes_first_and_follows_only_with_the_flag
     }
 }
 
+TEST(RecordLifecycle, ending_without_exit_handlers_flushes_first) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  for (const std::string how : {"_exit", "_Exit", "exit_group"}) {
+    SCOPED_TRACE(how);
+    ScratchDir dir;
+    const std::string trace = dir.file("t.alt");
+    const std::string counts = dir.file("c.txt");
+    // A flush period of ten minutes: nothing reaches the file unless the exit itself flushes.
+    const Recorded r = record(trace, std::string(TORTURE_EXIT_NOW) + " " + counts + " " + how,
+                              "ALLOCLAB_FLUSH_PERIOD_MS=600000");
+    EXPECT_EQ(r.status, 3) << r.output;
+    const auto c = read_counts(counts);
+    const Loaded root = load(trace);
+    EXPECT_EQ(count_in_runs(root.trace, "work").allocs, c.at("allocs"));
+    EXPECT_EQ(root.resolved.anomalies.total(), 0u);
+  }
+}
+
 TEST(RecordLifecycle, fork_then_exec_gets_one_file_per_followed_image) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   struct Case {

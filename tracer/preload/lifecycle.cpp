@@ -1,6 +1,7 @@
 // Following fork and exec: which image is traced and under which name, the list of files for
-// `alloclab record`, and the exec hooks that flush the current image before it is replaced
-// (exec runs no destructor and no atexit handler: without them the last ~100 ms would be lost).
+// `alloclab record`, and the hooks that flush the current image before exec replaces it or
+// _exit ends it (neither runs a destructor or an atexit handler: without them the last
+// ~100 ms would be lost).
 #include "lifecycle.hpp"
 
 #include <alloca.h>
@@ -57,6 +58,9 @@ ExecvFn real_execv;
 ExecvFn real_execvp;
 FexecveFn real_fexecve;
 ExecveatFn real_execveat;  // glibc 2.34 and later
+using ExitFn = void (*)(int);
+ExitFn real_exit_now;  // _exit
+ExitFn real_Exit;      // _Exit
 
 }  // namespace
 
@@ -122,6 +126,8 @@ void resolve_exec_functions() {
   real_execvp = reinterpret_cast<ExecvFn>(dlsym(RTLD_NEXT, "execvp"));
   real_fexecve = reinterpret_cast<FexecveFn>(dlsym(RTLD_NEXT, "fexecve"));
   real_execveat = reinterpret_cast<ExecveatFn>(dlsym(RTLD_NEXT, "execveat"));
+  real_exit_now = reinterpret_cast<ExitFn>(dlsym(RTLD_NEXT, "_exit"));
+  real_Exit = reinterpret_cast<ExitFn>(dlsym(RTLD_NEXT, "_Exit"));
 }
 
 FileSizeSignalBlock::FileSizeSignalBlock() {
@@ -178,42 +184,51 @@ int no_function() {
   after;                                                                  \
   va_end(args)
 
+// _exit and _Exit end the process at once: no atexit handler, no destructor (Python's os._exit,
+// the usual end of a forked child, multiprocessing's workers).
+[[noreturn]] void exit_now(ExitFn real, int status) {
+  flush_before_image_ends();
+  if (real) real(status);
+  for (;;) kernel_call(SYS_exit_group, status);
+}
+
 }  // namespace
 
 ALLOCLAB_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
-  flush_before_exec();
+  flush_before_image_ends();
   return real_execve ? real_execve(path, argv, envp) : no_function();
 }
 
 ALLOCLAB_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
-  flush_before_exec();
+  flush_before_image_ends();
   return real_execvpe ? real_execvpe(file, argv, envp) : no_function();
 }
 
 ALLOCLAB_EXPORT int execv(const char* path, char* const argv[]) {
-  flush_before_exec();
+  flush_before_image_ends();
   return real_execv ? real_execv(path, argv) : no_function();
 }
 
 ALLOCLAB_EXPORT int execvp(const char* file, char* const argv[]) {
-  flush_before_exec();
+  flush_before_image_ends();
   return real_execvp ? real_execvp(file, argv) : no_function();
 }
 
 ALLOCLAB_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) {
-  flush_before_exec();
+  flush_before_image_ends();
   return real_fexecve ? real_fexecve(fd, argv, envp) : no_function();
 }
 
 ALLOCLAB_EXPORT int execveat(int dirfd, const char* path, char* const argv[], char* const envp[],
                              int flags) {
-  flush_before_exec();
+  flush_before_image_ends();
   return real_execveat ? real_execveat(dirfd, path, argv, envp, flags) : no_function();
 }
 
 #if defined(__x86_64__)
 // syscall(SYS_execve, ...) and syscall(SYS_execveat, ...), which some runtimes and sandboxes use,
-// replace the image as the functions above do, so they flush first too. Like glibc's syscall(),
+// replace the image as the functions above do, and syscall(SYS_exit_group, ...) ends it as
+// _exit does, so they flush first too. Like glibc's syscall(),
 // this passes six arguments on whatever the caller gave: those it did not give are whatever
 // their registers and stack slots hold, and the kernel ignores them. (Not instrumented: that
 // read of the caller's stack is deliberate.)
@@ -223,10 +238,19 @@ ALLOCLAB_EXPORT __attribute__((no_sanitize("address"))) long syscall(long number
   long a[6];
   for (long& value : a) value = va_arg(args, long);
   va_end(args);
-  if (number == SYS_execve || number == SYS_execveat) flush_before_exec();
+  if (number == SYS_execve || number == SYS_execveat || number == SYS_exit_group)
+    flush_before_image_ends();
   return raw_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 #endif
+
+ALLOCLAB_EXPORT void _exit(int status) {
+  exit_now(real_exit_now, status);
+}
+
+ALLOCLAB_EXPORT void _Exit(int status) {
+  exit_now(real_Exit, status);
+}
 
 ALLOCLAB_EXPORT int execl(const char* path, const char* arg, ...) {
   ALLOCLAB_COLLECT_ARGS(arg, argv, (void)0);

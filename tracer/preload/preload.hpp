@@ -8,8 +8,9 @@ namespace alloclab::preload {
 void initialize();
 void resolve_real_functions();
 
-// Before exec replaces this image: every event so far goes to the file (lifecycle.cpp's hooks).
-void flush_before_exec();
+// Before exec replaces this image, or _exit ends it without exit handlers: every event so far
+// goes to the file (lifecycle.cpp's hooks).
+void flush_before_image_ends();
 
 // Asks the writer thread for a flush soon, without waiting for it; false when there is no
 // writer thread (not started, or already stopped at exit) or when called from it.

@@ -620,7 +620,7 @@ bool request_flush_soon() {
   return true;
 }
 
-void flush_before_exec() {
+void flush_before_image_ends() {
   if (g.pid != getpid()) return;  // a vfork child: the parent's tracer is not ours to drive
   const int saved_errno = errno;
   request_flush_and_wait();

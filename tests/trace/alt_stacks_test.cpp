@@ -182,10 +182,7 @@ TEST(AltFormat, times_with_common_zero_bits_round_trip_and_shrink) {
 TEST(AltFormat, version_1_files_still_load) {
   // Written by alloclab 0.1.0 before version 2: `generate --shape cnn --runs 2 --seed 7`.
   const std::string path = std::string(ALLOCLAB_TEST_DATA) + "/alt-v1/cnn-2runs.alt";
-  std::ifstream in(path, std::ios::binary);
-  char header[12] = {};
-  ASSERT_TRUE(in.read(header, sizeof header));
-  ASSERT_EQ(header[8], 1);
+  ASSERT_EQ(test::alt_file_version(path), 1u);
   AltLoadStats stats;
   const Trace t = read_alt(path, &stats);
   EXPECT_EQ(t.size(), 376u);
@@ -202,10 +199,7 @@ TEST(AltFormat, version_2_files_still_load_with_no_pools) {
   // Written by alloclab 0.1.0 before version 3 (pools): `convert` of
   // tests/data/interchange/all_columns.csv, three threads on cpu, cuda:0 and cuda:1.
   const std::string path = std::string(ALLOCLAB_TEST_DATA) + "/alt-v2/all-columns.alt";
-  std::ifstream in(path, std::ios::binary);
-  char header[12] = {};
-  ASSERT_TRUE(in.read(header, sizeof header));
-  ASSERT_EQ(header[8], 2);
+  ASSERT_EQ(test::alt_file_version(path), 2u);
   AltLoadStats stats;
   const Trace t = read_alt(path, &stats);
   ASSERT_EQ(t.size(), 7u);

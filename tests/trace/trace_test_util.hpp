@@ -85,6 +85,15 @@ inline Trace written_and_read(const Trace& trace, std::size_t events_per_chunk) 
   return read_alt(file.path());
 }
 
+// The format version in an .alt file's header (0 when the file is shorter than a header).
+inline std::uint32_t alt_file_version(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char header[12] = {};
+  if (!in.read(reinterpret_cast<char*>(header), sizeof header)) return 0;
+  return header[8] | header[9] << 8 | header[10] << 16 |
+         static_cast<std::uint32_t>(header[11]) << 24;
+}
+
 // Offset of the n-th chunk header ("ALTC") in a file's bytes, or npos.
 inline std::size_t chunk_offset(const std::vector<char>& bytes, int n) {
   int seen = -1;

@@ -22,6 +22,17 @@ std::string cupti_library() {
 #endif
 }
 
+// One process's CUDA and host traces, merged by time into `output` (written beside it, then
+// renamed: `output` may be one of the two), and the parts removed.
+void merge_parts(const std::string& cuda, const std::string& host, const std::string& output) {
+  const Trace merged = cuda_tracer::merge_by_time(read_alt(cuda), read_alt(host));
+  const std::string merging = output + ".merging";
+  write_alt(merged, merging);
+  std::filesystem::rename(merging, output);
+  for (const std::string& part : {cuda, host})
+    if (part != output) std::filesystem::remove(part);
+}
+
 }  // namespace
 
 void check_cuda_options(const CudaRecordOptions& options) {
@@ -88,10 +99,7 @@ void finish_cuda_record(const CudaRecordOptions& options, const std::string& out
     if (have_cuda || have_cpu) std::filesystem::rename(have_cuda ? cuda : cpu, output);
     return;
   }
-  const Trace merged = cuda_tracer::merge_by_time(read_alt(cuda), read_alt(cpu));
-  write_alt(merged, output);
-  std::filesystem::remove(cuda);
-  std::filesystem::remove(cpu);
+  merge_parts(cuda, cpu, output);
 }
 
 std::vector<TracedFile> merge_follower_traces(const CudaRecordOptions& options,
@@ -127,11 +135,7 @@ std::vector<TracedFile> merge_follower_traces(const CudaRecordOptions& options,
     const std::string& host = files[parts.host.front()].path;
     const std::string& cuda = files[parts.cuda.front()].path;
     try {
-      const Trace merged = cuda_tracer::merge_by_time(read_alt(cuda), read_alt(host));
-      const std::string merging = host + ".merging";
-      write_alt(merged, merging);
-      std::filesystem::rename(merging, host);
-      std::filesystem::remove(cuda);
+      merge_parts(cuda, host, host);
       merged_away[parts.cuda.front()] = true;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "alloclab: cannot merge %s into %s: %s\n", cuda.c_str(), host.c_str(),

@@ -1,7 +1,9 @@
-// Version 4 of the .alt format: sizes in byte planes and allocation addresses coded through
-// the freed-block model (tracer/format/freed_blocks.hpp), with version 3 files still loading.
+// Versions 4 and 5 of the .alt format: sizes in byte planes and allocation addresses coded
+// through the freed-block model and the chunk's recent frees (tracer/format/freed_blocks.hpp),
+// with files of earlier versions still loading.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 
@@ -171,7 +173,8 @@ TEST(AltAddressModel, reallocating_a_just_freed_block_needs_no_address_delta) {
 }
 
 // The encoded chunk of `t` with one byte of section `section` (counted from the end: 1 is the
-// delta stream, 2 the reuse ranks, 3 the free references) replaced, decoded again.
+// delta stream, 2 the allocations back, 3 the recent frees, 4 the reuse codes, 5 the free
+// references) replaced, decoded again.
 std::string decode_with_patch(const Trace& t, std::size_t section_from_end, std::size_t offset,
                               std::uint8_t value) {
   detail::EncodeScratch scratch;
@@ -192,29 +195,161 @@ std::string decode_with_patch(const Trace& t, std::size_t section_from_end, std:
 }
 
 TEST(AltAddressModel, impossible_ranks_and_references_are_errors) {
-  // The second allocation takes rank 0: the block just freed.
+  // The second allocation takes rank 0 of its ring: the block just freed.
   const Trace t = test::make_trace(
       {test::alloc_event(0x10000, 64), test::free_event(0x10000), test::alloc_event(0x10000, 64)});
-  EXPECT_EQ(decode_with_patch(t, 2, 1, 9), "reuse rank 9 out of range");
-  EXPECT_EQ(decode_with_patch(t, 2, 0, 1), "reuse rank 1 of no freed block");
-  EXPECT_EQ(decode_with_patch(t, 2, 1, 2), "reuse rank 2 of no freed block");
-  EXPECT_EQ(decode_with_patch(t, 3, 0, 5), "back-reference 5 out of range");
+  EXPECT_EQ(decode_with_patch(t, 4, 1, 11), "reuse rank 11 out of range");
+  EXPECT_EQ(decode_with_patch(t, 4, 0, 1), "reuse rank 1 of no freed block");
+  EXPECT_EQ(decode_with_patch(t, 4, 1, 2), "reuse rank 2 of no freed block");
+  EXPECT_EQ(decode_with_patch(t, 5, 0, 5), "back-reference 5 out of range");
+  // Here it takes the block freed with another size: the latest free (0 frees after it).
+  const Trace other_size =
+      test::make_trace({test::alloc_event(0x10000, 64), test::free_event(0x10000),
+                        test::alloc_event(0x10000, 4000)});
+  EXPECT_EQ(decode_with_patch(other_size, 3, 0, 1), "recent free 1 out of range");
+  EXPECT_EQ(decode_with_patch(other_size, 4, 0, 9), "recent free 0 out of range")
+      << "the first allocation cannot take a block nobody freed";
+  // Here the second allocation starts where the first one's glibc chunk ends (64 + 8 -> 80).
+  const Trace next =
+      test::make_trace({test::alloc_event(0x10000, 64), test::alloc_event(0x10000 + 80, 64)});
+  EXPECT_EQ(decode_with_patch(next, 2, 0, 2), "allocation 2 back out of range");
+  EXPECT_EQ(decode_with_patch(next, 2, 0, 0), "allocation 0 back out of range");
 }
 
-TEST(AltAddressModel, version_3_files_still_load) {
-  // Written by alloclab before version 4: `generate --shape random --events 3000 --seed 5`.
-  const std::string path = std::string(ALLOCLAB_TEST_DATA) + "/alt-v3/random-3000.alt";
-  ASSERT_EQ(test::alt_file_version(path), 3u);
+// A heap that grows by splitting its top: each allocation starts where the one before ends, or
+// where an earlier one ends once the block after it is split again. Each costs how many
+// allocations back that one was instead of an address delta.
+TEST(AltAddressModel, an_allocation_right_after_an_earlier_one_needs_no_address_delta) {
+  std::mt19937_64 rng(4);
+  Trace t;
+  std::uint64_t top = 0x7000'0000'0000ull;
+  std::vector<std::uint64_t> ends;
+  for (int k = 0; k < 2000; ++k) {
+    const std::uint64_t size = 16 + rng() % 3000;
+    std::uint64_t address = top;
+    if (k > 100 && rng() % 4 == 0) address = ends[ends.size() - 1 - rng() % 100];
+    t.push_back(test::alloc_event(address, size));
+    const std::uint64_t end = detail::FreedBlocks::end_of(address, size);
+    ends.push_back(end);
+    if (address == top) top = end;
+  }
+  detail::EncodeScratch scratch;
+  detail::StackCursor cursor;
+  std::vector<std::uint8_t> raw;
+  detail::encode_chunk(t, 0, t.size(), cursor, raw, scratch);
+  EXPECT_LE(scratch.deltas.size(), 7u) << "only the first allocation carries a delta";
+  for (std::size_t k = 1; k < scratch.reuse.size(); ++k) ASSERT_EQ(scratch.reuse[k], 10) << k;
+  EXPECT_EQ(scratch.after[0], 1);
+  EXPECT_EQ(test::written_and_read(t, 65536), t);
+  EXPECT_EQ(test::written_and_read(t, 77), t);
+}
+
+// Blocks taken back with sizes of other classes, in no particular order, and blocks pushed out
+// of their ring by more than eight frees of one size: each costs how many frees ago its block
+// was freed instead of an address delta.
+TEST(AltAddressModel, reusing_a_block_of_another_size_needs_no_address_delta) {
+  std::mt19937_64 rng(11);
+  Trace t;
+  std::vector<std::uint64_t> blocks;
+  for (int k = 0; k < 40; ++k) {
+    blocks.push_back((rng() % (std::uint64_t{1} << 40)) * 16);
+    t.push_back(test::alloc_event(blocks.back(), 256));
+  }
+  for (int round = 0; round < 50; ++round) {
+    for (const std::uint64_t address : blocks) t.push_back(test::free_event(address));
+    std::shuffle(blocks.begin(), blocks.end(), rng);
+    for (const std::uint64_t address : blocks)
+      t.push_back(test::alloc_event(address, 256 + 16 * (1 + rng() % 4) * (round % 2)));
+  }
+  detail::EncodeScratch scratch;
+  detail::StackCursor cursor;
+  std::vector<std::uint8_t> raw;
+  detail::encode_chunk(t, 0, t.size(), cursor, raw, scratch);
+  EXPECT_LE(scratch.deltas.size(), 40u * 7) << "only the first allocations carry deltas";
+  std::size_t recent = 0;
+  for (std::size_t k = 40; k < scratch.reuse.size(); ++k) {
+    ASSERT_NE(scratch.reuse[k], 0) << k;
+    recent += scratch.reuse[k] == 9;
+  }
+  EXPECT_GT(recent, 25u * 40);
+  EXPECT_EQ(test::written_and_read(t, 65536), t);
+  EXPECT_EQ(test::written_and_read(t, 333), t);
+}
+
+TEST(AltAddressModel, recent_frees_count_back_from_the_latest_free) {
+  using detail::RecentFrees;
+  RecentFrees recent;
+  recent.freed(0x1000, 3);
+  recent.freed(0x2000, RecentFrees::no_ring);
+  recent.freed(0x3000, 7);
+  EXPECT_EQ(recent.frees(), 3u);
+  EXPECT_EQ(recent.before_latest(0).address, 0x3000u);
+  EXPECT_EQ(recent.before_latest(2).address, 0x1000u);
+  EXPECT_EQ(recent.before_latest(2).ring, 3u);
+  EXPECT_EQ(recent.before_latest(1).ring, RecentFrees::no_ring);
+  recent.clear();
+  EXPECT_EQ(recent.frees(), 0u);
+}
+
+// Which free the encoder counts back to: the latest of the address, never one whose block was
+// allocated again since, and frees whose allocation is in an earlier chunk as well.
+TEST(AltAddressModel, recent_free_distances_follow_each_address_latest_free) {
+  const Trace t = test::make_trace({
+      test::free_event(0x5000),         // allocated before the chunk: free 0
+      test::alloc_event(0x1000, 64),    //
+      test::free_event(0x1000),         // free 1
+      test::alloc_event(0x2000, 64),    //
+      test::free_event(0x2000),         // free 2
+      test::alloc_event(0x5000, 4000),  // free 0 is 2 frees before the latest
+      test::alloc_event(0x1000, 4000),  // free 1: 1 before
+      test::free_event(0x1000),         // free 3
+      test::alloc_event(0x1000, 9000),  // free 3: the latest, 0
+  });
+  detail::EncodeScratch scratch;
+  detail::StackCursor cursor;
+  std::vector<std::uint8_t> raw;
+  detail::encode_chunk(t, 0, t.size(), cursor, raw, scratch);
+  ASSERT_EQ(scratch.reuse.size(), 5u);
+  EXPECT_EQ(scratch.reuse[0], 0);
+  EXPECT_EQ(scratch.reuse[1], 0);
+  EXPECT_EQ(scratch.reuse[2], 9);
+  EXPECT_EQ(scratch.reuse[3], 9);
+  EXPECT_EQ(scratch.reuse[4], 9);
+  ASSERT_EQ(scratch.recent.size(), 3u);
+  EXPECT_EQ(scratch.recent[0], 2);
+  EXPECT_EQ(scratch.recent[1], 1);
+  EXPECT_EQ(scratch.recent[2], 0);
+  EXPECT_EQ(test::written_and_read(t, 65536), t);
+}
+
+// A file written by an earlier alloclab loads whole, resolves cleanly, and written again (in the
+// current version) reads back the same.
+void expect_old_file_loads(const std::string& name, std::uint32_t version, std::size_t events,
+                           std::size_t allocations) {
+  const std::string path = std::string(ALLOCLAB_TEST_DATA) + "/" + name;
+  ASSERT_EQ(test::alt_file_version(path), version);
   AltLoadStats stats;
   const Trace t = read_alt(path, &stats);
-  ASSERT_EQ(t.size(), 3130u);
+  ASSERT_EQ(t.size(), events);
   EXPECT_TRUE(t.warnings.empty());
   const ResolvedTrace r = resolve(t);
   EXPECT_EQ(r.anomalies.total(), 0u);
-  EXPECT_EQ(r.allocation_count(), 1565u);
-  TempFile again("v3-rewritten.alt");
+  EXPECT_EQ(r.allocation_count(), allocations);
+  TempFile again("rewritten.alt");
   write_alt(t, again.path());
+  EXPECT_EQ(test::alt_file_version(again.path()), alt_format_version);
   EXPECT_EQ(read_alt(again.path()), t);
+}
+
+TEST(AltAddressModel, version_3_files_still_load) {
+  // `alloclab generate --shape random --events 3000 --seed 5` before version 4.
+  expect_old_file_loads("alt-v3/random-3000.alt", 3, 3130, 1565);
+}
+
+TEST(AltAddressModel, version_4_files_still_load) {
+  // The same command, and `generate --shape cnn --runs 2` (mostly reuse ranks), before version 5.
+  expect_old_file_loads("alt-v4/random-3000.alt", 4, 3130, 1565);
+  expect_old_file_loads("alt-v4/cnn-2-runs.alt", 4, 376, 186);
 }
 
 }  // namespace

@@ -20,6 +20,9 @@ class BasicAddressMap {
       if (keys_[i] == 0) return nullptr;
     }
   }
+  Value* find(std::uint64_t key) {
+    return const_cast<Value*>(static_cast<const BasicAddressMap&>(*this).find(key));
+  }
 
   // Inserts or overwrites.
   void put(std::uint64_t key, Value value) {

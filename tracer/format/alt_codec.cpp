@@ -15,6 +15,10 @@ bool is_memory_op(Op op) {
   return op == Op::alloc || op == Op::free;
 }
 
+bool is_alloc(std::uint16_t attrs) {
+  return static_cast<Op>(attrs & 0x7u) == Op::alloc;
+}
+
 void put_text(std::vector<std::uint8_t>& out, std::string_view text) {
   put_varint(out, text.size());
   out.insert(out.end(), text.begin(), text.end());
@@ -89,52 +93,84 @@ class ColumnWriter {
 };
 
 constexpr std::size_t max_varint_bytes = 10;
+// Reuse codes of allocations whose address is in the `recent` or the `after` stream (1..8: a
+// ring rank, 0: a delta).
+constexpr std::uint64_t reuse_recent = FreedBlocks::depth + 1;
+constexpr std::uint64_t reuse_after = FreedBlocks::depth + 2;
 
-// Three streams, each read in full before the next (docs/alt-format.md): a reference per free,
-// a reuse rank per allocation, then the deltas of the addresses neither of them covered and the
-// values of markers.
+// Five streams, each read in full before the next (docs/alt-format.md): a reference per free,
+// a reuse code per allocation, how many frees ago the blocks of the allocations found among the
+// chunk's frees were freed, how many allocations back the allocations right after an earlier
+// one follow it, then the deltas of the addresses none of them covered and the values of
+// markers.
 void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end,
                       std::vector<std::uint8_t>& out, EncodeScratch& scratch) {
-  scratch.live.clear();
+  using Block = EncodeScratch::Block;
+  scratch.blocks.clear();
+  scratch.ends.clear();
   scratch.freed.clear();
   const std::size_t n = end - begin;
   ByteStream& refs = scratch.free_refs;
   ByteStream& reuse = scratch.reuse;
+  ByteStream& recent = scratch.recent;
+  ByteStream& after = scratch.after;
   ByteStream& deltas = scratch.deltas;
   refs.start(n * max_varint_bytes);
-  reuse.start(n);  // ranks 0..8: one byte each
+  reuse.start(n);  // codes 0..10: one byte each
+  recent.start(n * max_varint_bytes);
+  after.start(n * max_varint_bytes);
   deltas.start(n * max_varint_bytes);
   std::uint32_t allocs = 0;
+  std::uint32_t frees = 0;  // those RecentFrees counts: of nonzero addresses
   std::uint64_t previous_address = 0;
   for (std::size_t i = begin; i < end; ++i) {
     const Op op = trace.op(i);
     const std::uint64_t address = trace.address(i);
+    // The map cannot hold address 0: a block there is never referenced, its free is delta-coded
+    // like any other.
+    Block* block = address ? scratch.blocks.find(address) : nullptr;
     if (op == Op::free) {
-      // The map cannot hold address 0: a block there is never referenced, its free is
-      // delta-coded like any other.
-      if (const EncodeScratch::LiveAllocation* live =
-              address ? scratch.live.find(address) : nullptr) {
-        refs.put(allocs - live->ordinal);
-        scratch.freed.freed(live->ring, address);
-        scratch.live.erase(address);
+      if (block && block->live) {
+        refs.put(allocs - block->index);
+        scratch.freed.freed(block->ring, address);
+        *block = {frees++, block->ring, false};
         continue;
       }
       refs.put(0);
       deltas.put(zigzag(static_cast<std::int64_t>(address - previous_address)));
       previous_address = address;
+      if (address != 0) scratch.blocks.put(address, {frees++, RecentFrees::no_ring, false});
     } else if (op == Op::alloc) {
       const std::uint32_t ring = FreedBlocks::ring_for(trace.size_of(i));
       const int rank = scratch.freed.take(ring, address);
-      reuse.put(static_cast<std::uint64_t>(rank + 1));
-      if (rank < 0) deltas.put(zigzag(static_cast<std::int64_t>(address - previous_address)));
+      if (rank >= 0) {
+        reuse.put(static_cast<std::uint64_t>(rank + 1));
+      } else if (block && !block->live) {
+        reuse.put(reuse_recent);
+        recent.put(frees - 1 - block->index);
+        // It may still sit in the ring of the size it was freed with.
+        if (block->ring != RecentFrees::no_ring) scratch.freed.take(block->ring, address);
+      } else if (const std::uint32_t* earlier = address ? scratch.ends.find(address) : nullptr) {
+        reuse.put(reuse_after);
+        after.put(allocs - *earlier);
+      } else {
+        reuse.put(0);
+        deltas.put(zigzag(static_cast<std::int64_t>(address - previous_address)));
+      }
       previous_address = address;
-      if (address != 0) scratch.live.put(address, {allocs, ring});
+      if (block)
+        *block = {allocs, ring, true};
+      else if (address != 0)
+        scratch.blocks.put(address, {allocs, ring, true});
+      if (address != 0)
+        if (const std::uint64_t next = FreedBlocks::end_of(address, trace.size_of(i)))
+          scratch.ends.put(next, allocs);
       ++allocs;
     } else {
       deltas.put(address);
     }
   }
-  for (const ByteStream* stream : {&refs, &reuse, &deltas}) {
+  for (const ByteStream* stream : {&refs, &reuse, &recent, &after, &deltas}) {
     out.insert(out.end(), stream->begin(), stream->end());
     scratch.section_ends.push_back(out.size());
   }
@@ -196,20 +232,33 @@ void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackC
     }
   }
   scratch.section_ends.push_back(out.size());
-  // Sizes in byte planes: the low byte (nearly random for sizes that are not round), the next
-  // one (skewed to small values) and the rest, so each plane gets its own entropy code.
+  // Allocation sizes in byte planes: the low byte (nearly random for sizes that are not round),
+  // the next one (skewed to small values) and the rest, so each plane gets its own entropy
+  // code; frees and markers, whose sizes are almost always 0, apart.
   {
+    std::size_t allocs = 0;
+    for (std::size_t i = begin; i < end; ++i) allocs += trace.op(i) == Op::alloc;
     const std::size_t at = out.size();
-    out.resize(at + 2 * n);
-    for (std::size_t i = begin; i < end; ++i) {
-      const std::uint64_t size = trace.size_of(i);
-      out[at + (i - begin)] = static_cast<std::uint8_t>(size);
-      out[at + n + (i - begin)] = static_cast<std::uint8_t>(size >> 8);
+    out.resize(at + 2 * allocs);
+    std::size_t k = 0;
+    for (std::size_t i = begin; i < end; ++i)
+      if (trace.op(i) == Op::alloc) {
+        const std::uint64_t size = trace.size_of(i);
+        out[at + k] = static_cast<std::uint8_t>(size);
+        out[at + allocs + k] = static_cast<std::uint8_t>(size >> 8);
+        ++k;
+      }
+    scratch.section_ends.push_back(at + allocs);
+    scratch.section_ends.push_back(at + 2 * allocs);
+    {
+      ColumnWriter column(out, allocs * max_varint_bytes);
+      for (std::size_t i = begin; i < end; ++i)
+        if (trace.op(i) == Op::alloc) column.put(trace.size_of(i) >> 16);
     }
-    scratch.section_ends.push_back(at + n);
-    scratch.section_ends.push_back(at + 2 * n);
-    ColumnWriter column(out, n * max_varint_bytes);
-    for (std::size_t i = begin; i < end; ++i) column.put(trace.size_of(i) >> 16);
+    scratch.section_ends.push_back(out.size());
+    ColumnWriter column(out, (n - allocs) * max_varint_bytes);
+    for (std::size_t i = begin; i < end; ++i)
+      if (trace.op(i) != Op::alloc) column.put(trace.size_of(i));
   }
   scratch.section_ends.push_back(out.size());
   encode_addresses(trace, begin, end, out, scratch);
@@ -303,14 +352,17 @@ bool decode_addresses_v1(VarintReader& in, std::uint32_t events, const Trace::Ne
   return true;
 }
 
-// Version 4: the free references and reuse ranks are read first (their counts follow from the
-// ops), then events are walked in order, replaying the encoder's FreedBlocks.
-bool decode_addresses(VarintReader& in, std::uint32_t events, const Trace::NewColumns& col,
-                      DecodeScratch& scratch, std::string& error) {
+// Versions 4 and 5: the free references, reuse codes (and from version 5 the recent frees) are
+// read first (their counts follow from the ops), then events are walked in order, replaying the
+// encoder's FreedBlocks (and RecentFrees).
+bool decode_addresses(VarintReader& in, std::uint32_t events, std::uint32_t version,
+                      const Trace::NewColumns& col, DecodeScratch& scratch, std::string& error) {
   auto fail = [&](std::string what) {
     error = std::move(what);
     return false;
   };
+  const bool version_5 = version >= 5;
+  const std::uint64_t max_reuse = version_5 ? reuse_after : FreedBlocks::depth;
   std::size_t frees = 0;
   std::size_t allocs = 0;
   for (std::uint32_t k = 0; k < events; ++k) {
@@ -321,20 +373,34 @@ bool decode_addresses(VarintReader& in, std::uint32_t events, const Trace::NewCo
   scratch.free_refs.resize(frees);
   for (std::uint64_t& ref : scratch.free_refs) ref = in.next();
   scratch.reuse.resize(allocs);
-  for (std::uint8_t& rank : scratch.reuse) {
+  std::size_t recent_count = 0;
+  std::size_t after_count = 0;
+  for (std::uint8_t& code : scratch.reuse) {
     const std::uint64_t v = in.next();
-    if (v > FreedBlocks::depth) return fail("reuse rank " + std::to_string(v) + " out of range");
-    rank = static_cast<std::uint8_t>(v);
+    if (v > max_reuse) return fail("reuse rank " + std::to_string(v) + " out of range");
+    code = static_cast<std::uint8_t>(v);
+    recent_count += v == reuse_recent;
+    after_count += v == reuse_after;
   }
+  scratch.recent.resize(recent_count);
+  for (std::uint64_t& frees_after : scratch.recent) frees_after = in.next();
+  scratch.after.resize(after_count);
+  for (std::uint64_t& back : scratch.after) back = in.next();
   if (in.failed()) return fail("payload ends early");
 
   std::vector<std::uint64_t>& alloc_addresses = scratch.alloc_addresses;
   std::vector<std::uint16_t>& alloc_rings = scratch.alloc_rings;
+  std::vector<std::uint64_t>& alloc_ends = scratch.alloc_ends;
   alloc_addresses.clear();
   alloc_rings.clear();
+  alloc_ends.clear();
   scratch.freed.clear();
+  RecentFrees& recent_frees = scratch.recent_frees;
+  recent_frees.clear();
   const std::uint64_t* next_ref = scratch.free_refs.data();
-  const std::uint8_t* next_rank = scratch.reuse.data();
+  const std::uint8_t* next_code = scratch.reuse.data();
+  const std::uint64_t* next_recent = scratch.recent.data();
+  const std::uint64_t* next_after = scratch.after.data();
   std::uint64_t previous_address = 0;
   for (std::uint32_t k = 0; k < events; ++k) {
     const Op op = static_cast<Op>(col.attrs[k] & 0x7u);
@@ -346,21 +412,38 @@ bool decode_addresses(VarintReader& in, std::uint32_t events, const Trace::NewCo
         const std::uint64_t address = alloc_addresses[ordinal];
         if (address == 0) return fail("back-reference to an allocation at address 0");
         scratch.freed.freed(alloc_rings[ordinal], address);
+        if (version_5) recent_frees.freed(address, alloc_rings[ordinal]);
         col.address[k] = address;
         continue;
       }
       col.address[k] = previous_address += static_cast<std::uint64_t>(unzigzag(in.next()));
+      if (version_5 && col.address[k] != 0)
+        recent_frees.freed(col.address[k], RecentFrees::no_ring);
     } else if (op == Op::alloc) {
       const std::uint32_t ring = FreedBlocks::ring_for(scratch.sizes[k]);
-      if (const unsigned rank = *next_rank++) {
-        const std::uint64_t address = scratch.freed.take_rank(ring, rank - 1);
-        if (address == 0) return fail("reuse rank " + std::to_string(rank) + " of no freed block");
+      const unsigned code = *next_code++;
+      if (code == reuse_recent) {
+        const std::uint64_t frees_after = *next_recent++;
+        if (frees_after >= recent_frees.frees())
+          return fail("recent free " + std::to_string(frees_after) + " out of range");
+        const RecentFrees::Freed& block = recent_frees.before_latest(frees_after);
+        if (block.ring != RecentFrees::no_ring) scratch.freed.take(block.ring, block.address);
+        col.address[k] = previous_address = block.address;
+      } else if (code == reuse_after) {
+        const std::uint64_t back = *next_after++;
+        if (back == 0 || back > alloc_ends.size())
+          return fail("allocation " + std::to_string(back) + " back out of range");
+        col.address[k] = previous_address = alloc_ends[alloc_ends.size() - back];
+      } else if (code != 0) {
+        const std::uint64_t address = scratch.freed.take_rank(ring, code - 1);
+        if (address == 0) return fail("reuse rank " + std::to_string(code) + " of no freed block");
         col.address[k] = previous_address = address;
       } else {
         col.address[k] = previous_address += static_cast<std::uint64_t>(unzigzag(in.next()));
       }
       alloc_addresses.push_back(col.address[k]);
       alloc_rings.push_back(static_cast<std::uint16_t>(ring));
+      if (version_5) alloc_ends.push_back(FreedBlocks::end_of(col.address[k], scratch.sizes[k]));
     } else {
       col.address[k] = in.next();
     }
@@ -436,7 +519,23 @@ bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint3
     col.time_ns[k] = (t += static_cast<std::uint64_t>(unzigzag(in.next()))) << shift;
   std::vector<std::uint64_t>& sizes = scratch.sizes;
   sizes.resize(events);
-  if (version >= 4) {
+  if (version >= 5) {
+    std::uint32_t allocs = 0;
+    for (std::uint32_t k = 0; k < events; ++k) allocs += is_alloc(col.attrs[k]);
+    const std::uint8_t* low = in.take(allocs);
+    const std::uint8_t* second = in.take(allocs);
+    if (!low || !second) return fail("payload ends early");
+    std::uint32_t a = 0;
+    for (std::uint32_t k = 0; k < events; ++k)
+      if (is_alloc(col.attrs[k])) {
+        const std::uint64_t high = in.next();
+        if (high >> 48) return fail("size out of range");
+        sizes[k] = high << 16 | std::uint64_t{second[a]} << 8 | low[a];
+        ++a;
+      }
+    for (std::uint32_t k = 0; k < events; ++k)
+      if (!is_alloc(col.attrs[k])) sizes[k] = in.next();
+  } else if (version == 4) {
     const std::uint8_t* low = in.take(events);
     const std::uint8_t* second = in.take(events);
     if (!low || !second) return fail("payload ends early");
@@ -458,8 +557,9 @@ bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint3
     }
   }
 
-  const bool addresses_ok = version >= 4 ? decode_addresses(in, events, col, scratch, error)
-                                         : decode_addresses_v1(in, events, col, scratch, error);
+  const bool addresses_ok = version >= 4
+                                ? decode_addresses(in, events, version, col, scratch, error)
+                                : decode_addresses_v1(in, events, col, scratch, error);
   if (!addresses_ok) return false;
   if (in.failed()) return fail("payload ends early");
   if (!in.at_end()) return fail("stray bytes after the last event");

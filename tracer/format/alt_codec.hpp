@@ -23,7 +23,7 @@
 // Frame and stack definitions are file-wide and each is written once, in the first chunk
 // written after it was added to the trace (StackCursor says how far a writer has got).
 //
-// Version 4 (what encode_chunk writes) replaces size and address:
+// Version 4 replaces size and address:
 //   size      := (size & 0xFF):u8*events (size >> 8 & 0xFF):u8*events (size >> 16):varint*events
 //   free_refs := varint per free: k > 0 -> the allocation made k allocations earlier in the
 //                chunk; 0 -> its address is in `deltas`
@@ -31,6 +31,13 @@
 //                0 -> its address is in `deltas`
 //   deltas    := zigzag(address - previous alloc/free address) per address not referenced, and
 //                a marker's value as a plain varint, in event order
+//
+// Version 5 (what encode_chunk writes) stores the size planes for allocations only, then
+// other_sizes := varint per other event; and between reuse and deltas
+//   recent    := varint per alloc whose reuse code is 9: its block is the one freed that many
+//                frees before the chunk's latest free so far (RecentFrees)
+//   after     := varint per alloc whose reuse code is 10: k -> its address is FreedBlocks::end_of
+//                the allocation made k allocations earlier in the chunk
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -81,13 +88,18 @@ class ByteStream {
 
 // Tables and buffers reused from chunk to chunk.
 struct EncodeScratch {
-  struct LiveAllocation {
-    std::uint32_t ordinal = 0;  // allocations before it in the chunk
-    std::uint32_t ring = 0;     // FreedBlocks::ring_for its size
+  // What the chunk did last with an address: allocated it (`index`: the allocations before it
+  // in the chunk, `ring`: FreedBlocks::ring_for its size) or freed it (`index`: the frees
+  // before in the chunk, `ring`: that of its allocation, RecentFrees::no_ring if not known).
+  struct Block {
+    std::uint32_t index = 0;
+    std::uint32_t ring = 0;
+    bool live = false;
   };
-  BasicAddressMap<LiveAllocation> live;  // address -> its allocation in this chunk
+  BasicAddressMap<Block> blocks;
+  BasicAddressMap<std::uint32_t> ends;  // FreedBlocks::end_of an allocation -> its index
   FreedBlocks freed;
-  ByteStream free_refs, reuse, deltas;  // the address streams before they are joined
+  ByteStream free_refs, reuse, recent, after, deltas;  // the address streams before they are joined
   // Where the output's columns end, the last at its end: a compressor that starts a new block
   // at each gives every column its own entropy tables.
   std::vector<std::size_t> section_ends;
@@ -105,7 +117,11 @@ struct DecodeScratch {
   std::vector<std::uint64_t> sizes;        // the chunk's sizes before they are split
   std::vector<std::uint64_t> free_refs;
   std::vector<std::uint8_t> reuse;
+  std::vector<std::uint64_t> recent;
+  std::vector<std::uint64_t> after;
+  std::vector<std::uint64_t> alloc_ends;  // by ordinal (version 5): FreedBlocks::end_of
   FreedBlocks freed;
+  RecentFrees recent_frees;
   std::vector<std::uint16_t> global_origin;
 };
 

@@ -1,7 +1,7 @@
 #pragma once
-// The address model of .alt version 4. Allocators hand a request the block they most recently
-// took back in its size class (glibc's tcache and bins, jemalloc's and mimalloc's free lists,
-// PyTorch's block pools), so an allocation's address is most often one of the last few
+// The address model of .alt versions 4 and 5. Allocators hand a request the block they most
+// recently took back in its size class (glibc's tcache and bins, jemalloc's and mimalloc's free
+// lists, PyTorch's block pools), so an allocation's address is most often one of the last few
 // addresses freed with about its size. Encoder and decoder keep this same table, chunk by chunk,
 // and such an allocation costs a small rank instead of an address delta (on recorded PyTorch
 // traces about half the address bytes). It is only a hint: a miss costs the delta, so any
@@ -34,6 +34,13 @@ class FreedBlocks {
   static std::uint32_t ring_for(std::uint64_t size) {
     const std::uint64_t chunk_class = std::max<std::uint64_t>(2, (size + 23) >> 4);
     return static_cast<std::uint32_t>((chunk_class * 0x9E3779B97F4A7C15ull) >> (64 - ring_bits));
+  }
+
+  // Where the block after an allocation of `size` (below 2^48) at `address` starts in glibc's
+  // heap: the address plus its chunk size. A request glibc serves by splitting a free block, or
+  // from the top of the heap, often gets this address of an earlier allocation (version 5).
+  static std::uint64_t end_of(std::uint64_t address, std::uint64_t size) {
+    return address + std::max<std::uint64_t>(32, (size + 23) & ~std::uint64_t{15});
   }
 
   // `address` (nonzero) was freed; `ring` is that of its allocation's size.
@@ -76,6 +83,39 @@ class FreedBlocks {
 
   std::vector<Ring> rings_;
   std::vector<std::uint32_t> touched_;
+};
+
+// Version 5 adds a second chance for an allocation its ring missed: the addresses freed in the
+// chunk, whatever their size. glibc serves a request its bins miss from a block of another size
+// by best fit, and PyTorch's pools hand out blocks deeper in a size's free list than 8: such an
+// allocation costs how many frees ago its block was freed, about half the bytes of an address
+// delta. (A rank among the blocks still free would be a little smaller, but would cost both
+// sides an order-statistics tree.) This is the decoder's side, an array; the encoder finds a
+// block's free through its map of the chunk's addresses (alt_codec.cpp).
+class RecentFrees {
+ public:
+  static constexpr std::uint32_t no_ring = ~std::uint32_t{0};
+  struct Freed {
+    std::uint64_t address;
+    std::uint32_t ring;  // that of its allocation's size, or no_ring: not known
+  };
+
+  // Forgets the chunk before; keeps the memory.
+  void clear() { freed_.clear(); }
+
+  // `address` (nonzero) was freed; `ring` is that of its allocation's size (no_ring when the
+  // allocation is in an earlier chunk).
+  void freed(std::uint64_t address, std::uint32_t ring) { freed_.push_back({address, ring}); }
+
+  std::size_t frees() const { return freed_.size(); }
+
+  // The block freed `frees_after` frees before the latest (below frees()).
+  const Freed& before_latest(std::size_t frees_after) const {
+    return freed_[freed_.size() - 1 - frees_after];
+  }
+
+ private:
+  std::vector<Freed> freed_;  // in the order freed
 };
 
 }  // namespace alloclab::detail

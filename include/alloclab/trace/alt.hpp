@@ -13,8 +13,9 @@
 namespace alloclab {
 
 // 2: call stacks and a per-chunk time shift; 3: pools; 4: sizes in byte planes, addresses
-// through the freed-block model (docs/alt-format.md). Versions 1 to 3 stay readable.
-inline constexpr std::uint32_t alt_format_version = 4;
+// through the freed-block model; 5: size planes of allocations only, a rank among the chunk's
+// recent frees (docs/alt-format.md). Versions 1 to 4 stay readable.
+inline constexpr std::uint32_t alt_format_version = 5;
 
 struct AltWriteOptions {
   int zstd_level = 6;

@@ -78,13 +78,7 @@ class ColumnWriter {
   ColumnWriter(const ColumnWriter&) = delete;
   ColumnWriter& operator=(const ColumnWriter&) = delete;
 
-  [[gnu::always_inline]] void put(std::uint64_t v) {
-    while (v >= 0x80) {
-      *p_++ = static_cast<std::uint8_t>(v | 0x80);
-      v >>= 7;
-    }
-    *p_++ = static_cast<std::uint8_t>(v);
-  }
+  [[gnu::always_inline]] void put(std::uint64_t v) { p_ = write_varint(p_, v); }
 
  private:
   std::vector<std::uint8_t>& out_;
@@ -162,7 +156,9 @@ void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end,
         *block = {allocs, ring, true};
       else if (address != 0)
         scratch.blocks.put(address, {allocs, ring, true});
-      if (address != 0)
+      // A block taken from its ring is seldom split (it has the request's size class), and the
+      // map costs a write per allocation: only the others are indexed.
+      if (address != 0 && rank < 0)
         if (const std::uint64_t next = FreedBlocks::end_of(address, trace.size_of(i)))
           scratch.ends.put(next, allocs);
       ++allocs;
@@ -234,31 +230,41 @@ void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackC
   scratch.section_ends.push_back(out.size());
   // Allocation sizes in byte planes: the low byte (nearly random for sizes that are not round),
   // the next one (skewed to small values) and the rest, so each plane gets its own entropy
-  // code; frees and markers, whose sizes are almost always 0, apart.
+  // code; frees and markers, whose sizes are almost always 0, apart. Gathered first into local
+  // arrays: written straight to `out`, every byte store would make the compiler reload the
+  // trace's column pointers.
   {
+    scratch.alloc_sizes.resize(n);
+    scratch.other_sizes.resize(n);
+    std::uint64_t* const alloc_sizes = scratch.alloc_sizes.data();
+    std::uint64_t* const other_sizes = scratch.other_sizes.data();
     std::size_t allocs = 0;
-    for (std::size_t i = begin; i < end; ++i) allocs += trace.op(i) == Op::alloc;
+    std::size_t others = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::uint64_t size = trace.size_of(i);
+      const bool is_alloc_event = trace.op(i) == Op::alloc;
+      alloc_sizes[allocs] = size;
+      other_sizes[others] = size;
+      allocs += is_alloc_event;
+      others += !is_alloc_event;
+    }
     const std::size_t at = out.size();
     out.resize(at + 2 * allocs);
-    std::size_t k = 0;
-    for (std::size_t i = begin; i < end; ++i)
-      if (trace.op(i) == Op::alloc) {
-        const std::uint64_t size = trace.size_of(i);
-        out[at + k] = static_cast<std::uint8_t>(size);
-        out[at + allocs + k] = static_cast<std::uint8_t>(size >> 8);
-        ++k;
-      }
+    std::uint8_t* const low = out.data() + at;
+    std::uint8_t* const second = low + allocs;
+    for (std::size_t k = 0; k < allocs; ++k) {
+      low[k] = static_cast<std::uint8_t>(alloc_sizes[k]);
+      second[k] = static_cast<std::uint8_t>(alloc_sizes[k] >> 8);
+    }
     scratch.section_ends.push_back(at + allocs);
     scratch.section_ends.push_back(at + 2 * allocs);
     {
       ColumnWriter column(out, allocs * max_varint_bytes);
-      for (std::size_t i = begin; i < end; ++i)
-        if (trace.op(i) == Op::alloc) column.put(trace.size_of(i) >> 16);
+      for (std::size_t k = 0; k < allocs; ++k) column.put(alloc_sizes[k] >> 16);
     }
     scratch.section_ends.push_back(out.size());
-    ColumnWriter column(out, (n - allocs) * max_varint_bytes);
-    for (std::size_t i = begin; i < end; ++i)
-      if (trace.op(i) != Op::alloc) column.put(trace.size_of(i));
+    ColumnWriter column(out, others * max_varint_bytes);
+    for (std::size_t k = 0; k < others; ++k) column.put(other_sizes[k]);
   }
   scratch.section_ends.push_back(out.size());
   encode_addresses(trace, begin, end, out, scratch);

@@ -47,6 +47,7 @@
 #include "address_map.hpp"
 #include "alloclab/trace/trace.hpp"
 #include "freed_blocks.hpp"
+#include "varint.hpp"
 
 namespace alloclab::detail {
 
@@ -68,13 +69,7 @@ class ByteStream {
     }
     end_ = data_.get();
   }
-  [[gnu::always_inline]] void put(std::uint64_t v) {
-    while (v >= 0x80) {
-      *end_++ = static_cast<std::uint8_t>(v | 0x80);
-      v >>= 7;
-    }
-    *end_++ = static_cast<std::uint8_t>(v);
-  }
+  [[gnu::always_inline]] void put(std::uint64_t v) { end_ = write_varint(end_, v); }
   const std::uint8_t* begin() const { return data_.get(); }
   const std::uint8_t* end() const { return end_; }
   std::size_t size() const { return static_cast<std::size_t>(end_ - data_.get()); }
@@ -100,6 +95,7 @@ struct EncodeScratch {
   BasicAddressMap<std::uint32_t> ends;  // FreedBlocks::end_of an allocation -> its index
   FreedBlocks freed;
   ByteStream free_refs, reuse, recent, after, deltas;  // the address streams before they are joined
+  std::vector<std::uint64_t> alloc_sizes, other_sizes;  // the chunk's sizes, split
   // Where the output's columns end, the last at its end: a compressor that starts a new block
   // at each gives every column its own entropy tables.
   std::vector<std::size_t> section_ends;

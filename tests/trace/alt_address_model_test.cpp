@@ -198,7 +198,7 @@ TEST(AltAddressModel, impossible_ranks_and_references_are_errors) {
   // The second allocation takes rank 0 of its ring: the block just freed.
   const Trace t = test::make_trace(
       {test::alloc_event(0x10000, 64), test::free_event(0x10000), test::alloc_event(0x10000, 64)});
-  EXPECT_EQ(decode_with_patch(t, 4, 1, 11), "reuse rank 11 out of range");
+  EXPECT_EQ(decode_with_patch(t, 4, 1, 11), "reuse code 11 out of range");
   EXPECT_EQ(decode_with_patch(t, 4, 0, 1), "reuse rank 1 of no freed block");
   EXPECT_EQ(decode_with_patch(t, 4, 1, 2), "reuse rank 2 of no freed block");
   EXPECT_EQ(decode_with_patch(t, 5, 0, 5), "back-reference 5 out of range");

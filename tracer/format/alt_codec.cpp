@@ -358,9 +358,9 @@ bool decode_addresses_v1(VarintReader& in, std::uint32_t events, const Trace::Ne
   return true;
 }
 
-// Versions 4 and 5: the free references, reuse codes (and from version 5 the recent frees) are
-// read first (their counts follow from the ops), then events are walked in order, replaying the
-// encoder's FreedBlocks (and RecentFrees).
+// Versions 4 and 5: the free references and reuse codes (in version 5 also the recent frees and
+// the allocations back) are read first (their counts follow from the ops), then events are
+// walked in order, replaying the encoder's FreedBlocks (and RecentFrees).
 bool decode_addresses(VarintReader& in, std::uint32_t events, std::uint32_t version,
                       const Trace::NewColumns& col, DecodeScratch& scratch, std::string& error) {
   auto fail = [&](std::string what) {
@@ -383,7 +383,7 @@ bool decode_addresses(VarintReader& in, std::uint32_t events, std::uint32_t vers
   std::size_t after_count = 0;
   for (std::uint8_t& code : scratch.reuse) {
     const std::uint64_t v = in.next();
-    if (v > max_reuse) return fail("reuse rank " + std::to_string(v) + " out of range");
+    if (v > max_reuse) return fail("reuse code " + std::to_string(v) + " out of range");
     code = static_cast<std::uint8_t>(v);
     recent_count += v == reuse_recent;
     after_count += v == reuse_after;

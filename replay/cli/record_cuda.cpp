@@ -114,7 +114,7 @@ std::vector<TracedFile> merge_follower_traces(const CudaRecordOptions& options,
     if (!file.incomplete.empty() || !std::filesystem::exists(file.path)) continue;
     std::int64_t pid = 0;
     try {
-      pid = read_alt_tail(file.path).metadata.value("pid", std::int64_t{0});
+      pid = read_alt_metadata(file.path).value("pid", std::int64_t{0});
     } catch (const std::exception&) {
       continue;  // the summary reports what is wrong with it
     }

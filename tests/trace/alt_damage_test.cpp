@@ -132,6 +132,21 @@ TEST(AltDamage, tail_read_counts_every_intact_chunk_and_decodes_only_the_last) {
   EXPECT_EQ(full.events, 900u);
 }
 
+TEST(AltDamage, metadata_alone_needs_only_an_intact_header) {
+  TempFile file("metadata.alt");
+  Trace trace = ten_chunk_trace();
+  trace.metadata["pid"] = 4242;
+  std::vector<char> bytes = written(trace, file);
+  bytes[chunk_offset(bytes, 4) + 30] ^= 0x01;  // a damaged payload
+  bytes.resize(chunk_offset(bytes, 9) + 10);   // and a truncated last chunk
+  file.write(bytes);
+  EXPECT_EQ(read_alt_metadata(file.path()).value("pid", 0), 4242);
+  bytes[20] ^= 0x01;  // inside the metadata: the header checksum no longer holds
+  file.write(bytes);
+  EXPECT_THROW(read_alt_metadata(file.path()), InputError);
+  EXPECT_THROW(read_alt_metadata(file.path() + ".missing"), InputError);
+}
+
 TEST(AltDamage, damaged_chunk_header_resynchronises_on_the_next_chunk) {
   TempFile file("bad-chunk-header.alt");
   std::vector<char> bytes = written(ten_chunk_trace(), file);

@@ -135,7 +135,8 @@ void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end,
       previous_address = address;
       if (address != 0) scratch.blocks.put(address, {frees++, RecentFrees::no_ring, false});
     } else if (op == Op::alloc) {
-      const std::uint32_t ring = FreedBlocks::ring_for(trace.size_of(i));
+      const std::uint64_t size = trace.size_of(i);
+      const std::uint32_t ring = FreedBlocks::ring_for(size);
       const int rank = scratch.freed.take(ring, address);
       if (rank >= 0) {
         reuse.put(static_cast<std::uint64_t>(rank + 1));
@@ -159,7 +160,7 @@ void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end,
       // A block taken from its ring is seldom split (it has the request's size class), and the
       // map costs a write per allocation: only the others are indexed.
       if (address != 0 && rank < 0)
-        if (const std::uint64_t next = FreedBlocks::end_of(address, trace.size_of(i)))
+        if (const std::uint64_t next = FreedBlocks::end_of(address, size))
           scratch.ends.put(next, allocs);
       ++allocs;
     } else {

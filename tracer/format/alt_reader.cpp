@@ -125,6 +125,12 @@ class AltLoader {
   AltLoader(std::string path, ByteSource& source, bool tail_only = false)
       : path_(std::move(path)), tail_only_(tail_only), source_(source) {}
 
+  // The header only: no chunk is read.
+  nlohmann::json metadata() {
+    parse_header();
+    return std::move(trace_.metadata);
+  }
+
   Trace load(AltLoadStats& stats) {
     stats.file_bytes = source_.size();
     const std::size_t first_chunk = parse_header();
@@ -456,6 +462,11 @@ Trace read_alt_tail(const std::string& path, AltLoadStats* stats) {
   FileSource source(path);  // a chunk at a time: the file may be far larger than memory
   AltLoader loader(path, source, true);
   return loader.load(stats ? *stats : local);
+}
+
+nlohmann::json read_alt_metadata(const std::string& path) {
+  FileSource source(path);
+  return AltLoader(path, source).metadata();
 }
 
 AltStreamResult stream_alt(const std::string& path,

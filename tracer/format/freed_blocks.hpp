@@ -28,19 +28,25 @@ class FreedBlocks {
     touched_.clear();
   }
 
-  // The ring of a request of `size` bytes. glibc's chunk size (request + 8-byte header, rounded
-  // up to 16, at least 32) is the finest class any common allocator uses; classes are hashed
-  // onto the rings, and two classes that share a ring only make each other's ranks larger.
+  // glibc's chunk for a request of `size` bytes: the request and an 8-byte header, rounded up
+  // to 16, at least 32 (mod 2^64 for sizes no allocator grants).
+  static std::uint64_t glibc_chunk_bytes(std::uint64_t size) {
+    return std::max<std::uint64_t>(32, (size + 23) & ~std::uint64_t{15});
+  }
+
+  // The ring of a request of `size` bytes. glibc's chunk size is the finest class any common
+  // allocator uses; classes are hashed onto the rings, and two classes that share a ring only
+  // make each other's ranks larger.
   static std::uint32_t ring_for(std::uint64_t size) {
-    const std::uint64_t chunk_class = std::max<std::uint64_t>(2, (size + 23) >> 4);
+    const std::uint64_t chunk_class = glibc_chunk_bytes(size) >> 4;
     return static_cast<std::uint32_t>((chunk_class * 0x9E3779B97F4A7C15ull) >> (64 - ring_bits));
   }
 
   // Where the block after an allocation of `size` (below 2^48) at `address` starts in glibc's
-  // heap: the address plus its chunk size. A request glibc serves by splitting a free block, or
-  // from the top of the heap, often gets this address of an earlier allocation (version 5).
+  // heap. A request glibc serves by splitting a free block, or from the top of the heap, often
+  // gets this address of an earlier allocation (version 5).
   static std::uint64_t end_of(std::uint64_t address, std::uint64_t size) {
-    return address + std::max<std::uint64_t>(32, (size + 23) & ~std::uint64_t{15});
+    return address + glibc_chunk_bytes(size);
   }
 
   // `address` (nonzero) was freed; `ring` is that of its allocation's size.

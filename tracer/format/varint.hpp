@@ -5,14 +5,6 @@
 
 namespace alloclab::detail {
 
-inline void put_varint(std::vector<std::uint8_t>& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<std::uint8_t>(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<std::uint8_t>(v));
-}
-
 // Writes `v` at `p`, which has room for the ten bytes a 64-bit value may take, and returns
 // where it ended: for encoders that reserve a column's worst case and write through a pointer.
 [[gnu::always_inline]] inline std::uint8_t* write_varint(std::uint8_t* p, std::uint64_t v) {
@@ -22,6 +14,11 @@ inline void put_varint(std::vector<std::uint8_t>& out, std::uint64_t v) {
   }
   *p++ = static_cast<std::uint8_t>(v);
   return p;
+}
+
+inline void put_varint(std::vector<std::uint8_t>& out, std::uint64_t v) {
+  std::uint8_t bytes[10];
+  out.insert(out.end(), bytes, write_varint(bytes, v));
 }
 
 inline std::uint64_t zigzag(std::int64_t v) {

@@ -13,8 +13,9 @@
 namespace alloclab {
 
 // 2: call stacks and a per-chunk time shift; 3: pools; 4: sizes in byte planes, addresses
-// through the freed-block model; 5: size planes of allocations only, a rank among the chunk's
-// recent frees (docs/alt-format.md). Versions 1 to 4 stay readable.
+// through the freed-block model; 5: size planes of allocations only, addresses also as "freed
+// this many frees ago" and "right after an earlier allocation" (docs/alt-format.md). Versions 1
+// to 4 stay readable.
 inline constexpr std::uint32_t alt_format_version = 5;
 
 struct AltWriteOptions {
@@ -46,6 +47,9 @@ Trace parse_alt(std::vector<std::uint8_t> bytes, const std::string& name,
 // decompressed and returned; damage found becomes warnings as in read_alt. A payload whose
 // checksum holds but whose encoding is bad is only found by read_alt.
 Trace read_alt_tail(const std::string& path, AltLoadStats* stats = nullptr);
+
+// The header's metadata alone (no chunk is read); an unusable header throws as in read_alt.
+nlohmann::json read_alt_metadata(const std::string& path);
 
 // What a streamed read gives besides the events it hands over: what read_alt's Trace would
 // carry (its metadata, warnings, final origin table and memory_bytes()).

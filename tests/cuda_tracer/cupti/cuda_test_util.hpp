@@ -10,15 +10,9 @@
 #include <string>
 
 #include "tests/cli/cli_test_util.hpp"
+#include "tests/tracer/sanitizer_skips.hpp"
 
 namespace alloclab::test {
-
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool preload_possible =
-    false;  // an ASan-built preload library cannot be preloaded
-#else
-inline constexpr bool preload_possible = true;
-#endif
 
 // Whether a CUDA driver is installed and sees a device (asked through libcuda directly, so the
 // tests need no CUDA runtime). Empty when one does; otherwise why not.

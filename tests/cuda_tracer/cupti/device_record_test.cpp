@@ -33,8 +33,7 @@ Counts program_counts(const std::string& output) {
 
 void check_recording(const std::string& flags, const std::string& program_flags, bool host_too) {
   if (const std::string why = why_no_cuda_device(); !why.empty()) GTEST_SKIP() << why;
-  if (host_too && !preload_possible)
-    GTEST_SKIP() << "an ASan-built preload library cannot be preloaded into other programs";
+  if (host_too) ALLOCLAB_SKIP_UNDER_ASAN();
   CudaScratch scratch;
   const std::string trace = scratch.file("graph.alt");
   const CliResult r = run_cli("record --cuda --run-range run " + flags + " -o " + trace + " -- " +

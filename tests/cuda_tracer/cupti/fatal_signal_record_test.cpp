@@ -65,8 +65,7 @@ std::uint64_t now_ns() {
 }();
 
 TEST(RecordCudaCpu, an_abort_keeps_the_last_events_of_both_tracers) {
-  if (!preload_possible)
-    GTEST_SKIP() << "an ASan-built preload library cannot be preloaded into other programs";
+  ALLOCLAB_SKIP_UNDER_ASAN();
   CudaScratch scratch;
   const std::string trace = scratch.file("abort.alt");
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();

@@ -68,8 +68,7 @@ TEST(RecordCuda, run_range_routes_nvtx_to_cupti) {
 }
 
 TEST(RecordCuda, cuda_with_cpu_runs_both_tracers_and_leaves_one_trace) {
-  if (!preload_possible)
-    GTEST_SKIP() << "an ASan-built preload library cannot be preloaded into other programs";
+  ALLOCLAB_SKIP_UNDER_ASAN();
   CudaScratch scratch;
   const std::string trace = scratch.file("both.alt");
   const Recording r = record_env(scratch, "--cuda --cpu", trace);
@@ -109,8 +108,7 @@ Trace process_trace(std::int64_t pid, DeviceId device, std::uint64_t first_time)
 }
 
 TEST(RecordCuda, with_cpu_a_followed_process_gets_one_trace_of_host_and_device_events) {
-  if (!preload_possible)
-    GTEST_SKIP() << "an ASan-built preload library cannot be preloaded into other programs";
+  ALLOCLAB_SKIP_UNDER_ASAN();
   // What a worker that uses CUDA leaves (made by hand: no device here): its host trace, named
   // as the preload tracer names a follower's, and its CUDA trace, both listed.
   CudaScratch scratch;
@@ -157,8 +155,7 @@ TEST(RecordCuda, with_cpu_a_followed_process_gets_one_trace_of_host_and_device_e
 // With --cpu the CUDA tracer hides its own allocations from the preload tracer through
 // alloclab_preload_guard; what the guard covers must not reach the trace.
 TEST(RecordCuda, allocations_under_the_preload_guard_are_not_recorded) {
-  if (!preload_possible)
-    GTEST_SKIP() << "an ASan-built preload library cannot be preloaded into other programs";
+  ALLOCLAB_SKIP_UNDER_ASAN();
   CudaScratch scratch;
   const std::string trace = scratch.file("guard.alt");
   const CliResult r = run_cli("record -o " + trace + " -- " + std::string(PRELOAD_GUARD_PROGRAM));

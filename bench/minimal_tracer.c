@@ -3,8 +3,9 @@
  * rounds, instead of adding up event_cost's figures.
  *
  * Per malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign and free: one clock read
- * (the TSC), one locked increment of a global sequence number, and one 32-byte record into a
- * per-thread ring of 65,536 records (2 MiB, the size of alloclab's buffers) that nothing reads.
+ * (the TSC), one increment of a global sequence number (locked once the program has started a
+ * thread, as alloclab's), and one 32-byte record into a per-thread ring of 65,536 records
+ * (2 MiB, the size of alloclab's buffers) that nothing reads.
  * One idle thread, as a tracer's writer thread would be: glibc's malloc takes its arena locks
  * once a process has two threads. What it leaves out is everything else a tracer must do:
  * collect, order, encode, compress and write the records; fork, exec, signals, exit. */
@@ -42,6 +43,7 @@ static void* (*real_aligned_alloc)(size_t, size_t);
 static void* (*real_memalign)(size_t, size_t);
 
 static uint64_t sequence;
+static int many_threads; /* set by pthread_create: no locked increments before */
 static __thread struct record* ring __attribute__((tls_model("initial-exec")));
 static __thread uint32_t next_slot __attribute__((tls_model("initial-exec")));
 
@@ -79,22 +81,39 @@ static void record(const void* address, size_t size, unsigned op) {
     ring = p;
   }
   struct record* r = &ring[next_slot++ % ring_records];
-  const uint64_t seq = __atomic_fetch_add(&sequence, 1, __ATOMIC_SEQ_CST);
+  uint64_t seq = 1;
+#if defined(__x86_64__)
+  if (!__atomic_load_n(&many_threads, __ATOMIC_RELAXED))
+    __asm__ volatile("xaddq %0, %1" : "+r"(seq), "+m"(sequence) : : "memory");
+  else
+#endif
+    seq = __atomic_fetch_add(&sequence, 1, __ATOMIC_SEQ_CST);
   r->ticks = now();
   r->address = (uint64_t)(uintptr_t)address;
   r->size_op = (uint64_t)size | (uint64_t)op << 56;
   __atomic_store_n(&r->seq_plus1, seq + 1, __ATOMIC_RELEASE);
 }
 
-static void* idle(void* unused) {
-  for (;;) pause();
-  return unused;
-}
-
 /* ISO C cannot cast dlsym's object pointer to a function pointer; POSIX guarantees the bytes. */
 static void resolve(void* function_pointer, const char* name) {
   void* symbol = dlsym(RTLD_NEXT, name);
   memcpy(function_pointer, &symbol, sizeof symbol);
+}
+
+typedef int (*pthread_create_fn)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+static pthread_create_fn real_pthread_create;
+static int starting_idle_thread;
+
+EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*routine)(void*),
+                          void* arg) {
+  if (!starting_idle_thread) __atomic_store_n(&many_threads, 1, __ATOMIC_SEQ_CST);
+  if (!real_pthread_create) resolve(&real_pthread_create, "pthread_create");
+  return real_pthread_create(thread, attr, routine, arg);
+}
+
+static void* idle(void* unused) {
+  for (;;) pause();
+  return unused;
 }
 
 __attribute__((constructor)) static void start(void) {
@@ -106,7 +125,9 @@ __attribute__((constructor)) static void start(void) {
   resolve(&real_memalign, "memalign");
   resolve(&real_free, "free");
   pthread_t thread;
+  starting_idle_thread = 1;
   if (pthread_create(&thread, NULL, idle, NULL) == 0) pthread_detach(thread);
+  starting_idle_thread = 0;
 }
 
 EXPORT void* malloc(size_t size) {

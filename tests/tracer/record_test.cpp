@@ -6,6 +6,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -64,6 +65,46 @@ TEST(Record, eight_threads_handing_blocks_to_each_other) {
   EXPECT_EQ(run.counts.at("allocs"), 8u * 20000u);
   EXPECT_GE(run.trace.origins().size(), 9u);  // main and 8 workers
   EXPECT_NE(run.recorded.output.find("0 dropped"), std::string::npos) << run.recorded.output;
+}
+
+// While a program has one thread, the tracer numbers its events without a locked instruction;
+// a second thread must switch it to locked ones before its first event, however it started.
+void expect_clean_second_thread(const char* how) {
+  ScratchDir dir;
+  const Traced run = record_program(dir, TORTURE_LATE_THREAD, how);
+  expect_no_anomalies(run);
+  // glibc allocates while it starts the thread: only the program's own sizes are counted.
+  std::map<std::uint64_t, bool> programs_block;
+  std::uint64_t allocs = 0, frees = 0;
+  std::set<std::uint64_t> threads;
+  bool inside = false;
+  for (std::size_t i = 0; i < run.trace.size(); ++i) {
+    const Op op = run.trace.op(i);
+    if (op == Op::run_begin || op == Op::run_end) inside = op == Op::run_begin;
+    if (!inside || run.trace.kind(i) != MemoryKind::host) continue;
+    if (op == Op::alloc) {
+      const std::uint64_t size = run.trace.size_of(i);
+      const bool ours = size >= 4100 && size < 6100;
+      programs_block[run.trace.address(i)] = ours;
+      allocs += ours;
+      if (ours) threads.insert(run.trace.thread(i));
+    } else if (op == Op::free) {
+      frees += programs_block[run.trace.address(i)];
+    }
+  }
+  EXPECT_EQ(allocs, run.counts.at("allocs"));
+  EXPECT_EQ(frees, run.counts.at("frees"));
+  EXPECT_EQ(threads.size(), 2u);
+}
+
+TEST(Record, a_second_thread_from_pthread_create_mid_run) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  expect_clean_second_thread("pthread");
+}
+
+TEST(Record, a_second_thread_that_glibc_starts_itself_mid_run) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  expect_clean_second_thread("timer");
 }
 
 TEST(Record, realloc_chains_in_place_and_moving) {

@@ -89,6 +89,8 @@ void before_free(void* p) {
     record_event(op_free, kind_host, reinterpret_cast<std::uintptr_t>(p), 0, 0);
 }
 
+using PthreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+
 #ifdef ALLOCLAB_TSAN_BUILD
 // ThreadSanitizer's runtime calls malloc while it initialises, before any instrumented code
 // may run: this file is built without instrumentation, finds the real functions itself, and
@@ -98,7 +100,6 @@ void ensure_ready() {
   if (!real.free && !g_resolving.exchange(true)) resolve_real_functions();
 }
 
-using PthreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 struct ThreadStart {
   void* (*routine)(void*);
   void* arg;
@@ -313,10 +314,19 @@ ALLOCLAB_EXPORT int munmap(void* addr, std::size_t length) {
   return real.munmap(addr, length);
 }
 
-#ifdef ALLOCLAB_TSAN_BUILD
+#ifndef ALLOCLAB_TSAN_BUILD
+// The tracer's own writer thread takes no sequence numbers: only the program's threads count.
+ALLOCLAB_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
+                                   void* (*routine)(void*), void* arg) {
+  if (t_guard == 0) expect_many_threads();
+  static const auto next = next_symbol<PthreadCreateFn>("pthread_create");
+  return next(thread, attr, routine, arg);
+}
+#else
 ALLOCLAB_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
                                    void* (*routine)(void*), void* arg) {
   ensure_ready();
+  if (t_guard == 0) expect_many_threads();
   static const auto next = next_symbol<PthreadCreateFn>("pthread_create");
   auto* start = static_cast<ThreadStart*>(real.malloc(sizeof(ThreadStart)));
   if (!start) return EAGAIN;

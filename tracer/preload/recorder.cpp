@@ -89,6 +89,39 @@ std::uint32_t reserve_slot(std::atomic<std::uint32_t>& reserved, std::uint32_t c
 #endif
 }
 
+// While the program has one thread, nobody else adds to the sequence number (the writer only
+// reads it), so, as for a slot, one instruction without a lock prefix is atomic enough, signal
+// handlers on the thread included. A locked increment drains the store buffer, which holds the
+// previous record's stores to lines not yet in cache: on malloc-heavy loops that wait was the
+// largest single cost of an event (bench/tracer_overhead). x86-TSO still makes the slot's
+// reservation visible before the number, as the writer needs.
+std::uint64_t take_sequence_number() {
+#if defined(__x86_64__)
+  if (!g.many_threads.load(std::memory_order_relaxed)) {
+    std::uint64_t seq = 1;
+    asm volatile("xaddq %0, %1"
+                 : "+r"(seq), "+m"(*reinterpret_cast<std::uint64_t*>(&g.seq))
+                 :
+                 : "memory");
+    return seq;
+  }
+#endif
+  return g.seq.fetch_add(1, std::memory_order_seq_cst);
+}
+
+// A second thread that did not come through our pthread_create (glibc starts some itself, for
+// SIGEV_THREAD timers say) switches to locked numbers at its first record. Its first number
+// can equal one the first thread takes in the same few nanoseconds: two events at the same
+// moment, so neither depends on the other (a block passes between threads through the
+// allocator's lock, after the free took its number and before the alloc takes its own), and the
+// writer keeps both in either order.
+void note_recording_thread(std::uint64_t tid) {
+  if (g.many_threads.load(std::memory_order_relaxed)) return;
+  std::uint64_t first = 0;
+  if (g.first_thread.compare_exchange_strong(first, tid) || first == tid) return;
+  expect_many_threads();
+}
+
 // Replaces `full` (or nothing) by a fresh buffer; returns the thread's current buffer.
 Buffer* acquire_buffer(Buffer* full) {
   if (full) g.buffers_filled.fetch_add(1, std::memory_order_relaxed);
@@ -101,6 +134,7 @@ Buffer* acquire_buffer(Buffer* full) {
     g.live_buffers.fetch_add(1, std::memory_order_relaxed);
   }
   if (t_tid == 0) t_tid = static_cast<std::uint64_t>(kernel_call(SYS_gettid));
+  note_recording_thread(t_tid);
   fresh->thread = t_tid;  // the rest is fresh mmap'ed zeros, or as recycle_buffer left it
   Buffer* head = g.new_buffers.load(std::memory_order_relaxed);
   do {
@@ -147,6 +181,8 @@ void recycle_buffer(Buffer* b) {
 void forget_thread_buffer() {
   t_buffer.store(nullptr);
   t_tid = 0;  // a new process: a new thread id
+  g.first_thread.store(0);
+  g.many_threads.store(false);
 }
 
 void init_thread_key() {
@@ -208,7 +244,7 @@ Pending begin_slots(std::uint32_t count) {
       // The next records' cache lines are fetched while the program runs on, not when the
       // next event stores into them.
       __builtin_prefetch(&b->records[slot + 64], 1, 3);
-      const std::uint64_t seq = g.seq.fetch_add(1, std::memory_order_seq_cst);
+      const std::uint64_t seq = take_sequence_number();
       --t_depth;
       return Pending{&b->records[slot], seq, g_stack_depth ? frame_slots(b, slot) : nullptr};
     }
@@ -217,8 +253,7 @@ Pending begin_slots(std::uint32_t count) {
     if (slot < buffer_records) {
       Record& left = b->records[slot];
       left.size_op = pack_size_op(0, op_skip, 0);
-      left.seq_plus1.store(g.seq.fetch_add(1, std::memory_order_seq_cst) + 1,
-                           std::memory_order_release);
+      left.seq_plus1.store(take_sequence_number() + 1, std::memory_order_release);
     }
     b = acquire_buffer(b);
     if (!b) break;

@@ -99,6 +99,11 @@ struct Globals {
   // period, so at high event rates what is not on disk yet stays near one buffer's worth.
   std::atomic<std::uint64_t> buffers_filled{0};
   std::atomic<bool> final_flush_done{false};  // no writer any more: never wait for one
+  // Until the program may run a second thread of its own, its one thread takes sequence numbers
+  // without a lock (recorder.cpp says why that is sound and what it saves). Set before
+  // pthread_create starts a thread, or by the first record of a thread that came another way.
+  std::atomic<bool> many_threads{false};
+  std::atomic<std::uint64_t> first_thread{0};  // kernel id of the thread that recorded first
   std::atomic<std::uint64_t> label_next{0};
   // Labels taken below this number are written (the writer sets it after each flush), so the
   // ring's slots below it may be reused.
@@ -165,8 +170,13 @@ bool mapping_erase(std::uint64_t address);
 
 // Called by the writer: this thread's buffer is handed over at thread exit.
 void thread_exit_handover();
-// In a forked child: this thread's buffer belongs to the parent's trace; start a new one.
+// In a forked child: this thread's buffer belongs to the parent's trace; start a new one. The
+// child has this one thread.
 void forget_thread_buffer();
+// Before the program starts a thread: sequence numbers are taken with a lock from now on.
+inline void expect_many_threads() {
+  g.many_threads.store(true, std::memory_order_seq_cst);
+}
 void init_thread_key();
 // Called by the writer for a buffer it has emptied and that no thread uses any more: keeps it
 // for reuse (or unmaps it when enough are kept).

@@ -5,16 +5,18 @@
  * Per malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign and free: one clock read
  * (the TSC), one increment of a global sequence number (locked once the program has started a
  * thread, as alloclab's), and one 32-byte record into a per-thread ring of 65,536 records
- * (2 MiB, the size of alloclab's buffers) that nothing reads.
- * One idle thread, as a tracer's writer thread would be: glibc's malloc takes its arena locks
- * once a process has two threads. What it leaves out is everything else a tracer must do:
- * collect, order, encode, compress and write the records; fork, exec, signals, exit. */
+ * (2 MiB, the size of alloclab's buffers) that nothing reads. One idle thread, as a tracer's
+ * writer thread would be: glibc's malloc takes its arena locks once a process has two threads
+ * (none with MINIMAL_TRACER_NO_THREAD=1 in the environment). What it leaves out is everything
+ * else a tracer must do: collect, order, encode, compress and write the records; fork, exec,
+ * signals, exit. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -126,7 +128,8 @@ __attribute__((constructor)) static void start(void) {
   resolve(&real_free, "free");
   pthread_t thread;
   starting_idle_thread = 1;
-  if (pthread_create(&thread, NULL, idle, NULL) == 0) pthread_detach(thread);
+  if (!getenv("MINIMAL_TRACER_NO_THREAD") && pthread_create(&thread, NULL, idle, NULL) == 0)
+    pthread_detach(thread);
   starting_idle_thread = 0;
 }
 

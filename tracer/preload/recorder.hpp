@@ -7,13 +7,14 @@
 // free BEFORE the real free gives the block back. So when thread B reuses an address thread A
 // freed, A's free has the smaller number.
 //
-// Completion protocol (what the writer may read): a thread reserves a slot with an atomic
-// fetch_add on its buffer's `reserved` counter, takes a sequence number, fills the record and
-// finally stores seq + 1 into `seq_plus1` with release. A slot whose seq_plus1 is not above its
-// buffer's `floor` is in flight. Because the slot is reserved before the sequence number is taken,
-// every sequence number below a value S read by the writer belongs to a slot already reserved when
-// the writer then reads `reserved`. A signal handler that allocates on the same thread simply
-// reserves the next slot; the interrupted record completes when the handler returns.
+// Completion protocol (what the writer may read): a thread reserves a slot by adding to its
+// buffer's `reserved` counter, takes a sequence number (each one instruction, without a lock
+// prefix where only the thread itself and its signal handlers add: recorder.cpp), fills the
+// record and finally stores seq + 1 into `seq_plus1` with release. A slot whose seq_plus1 is not
+// above its buffer's `floor` is in flight. Because the slot is reserved before the sequence number
+// is taken, every sequence number below a value S read by the writer belongs to a slot already
+// reserved when the writer then reads `reserved`. A signal handler that allocates on the same
+// thread simply reserves the next slot; the interrupted record completes when the handler returns.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>

@@ -314,28 +314,25 @@ ALLOCLAB_EXPORT int munmap(void* addr, std::size_t length) {
   return real.munmap(addr, length);
 }
 
-#ifndef ALLOCLAB_TSAN_BUILD
 // The tracer's own writer thread takes no sequence numbers: only the program's threads count.
 ALLOCLAB_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
                                    void* (*routine)(void*), void* arg) {
   if (t_guard == 0) expect_many_threads();
   static const auto next = next_symbol<PthreadCreateFn>("pthread_create");
-  return next(thread, attr, routine, arg);
-}
-#else
-ALLOCLAB_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
-                                   void* (*routine)(void*), void* arg) {
+#ifdef ALLOCLAB_TSAN_BUILD
   ensure_ready();
-  if (t_guard == 0) expect_many_threads();
-  static const auto next = next_symbol<PthreadCreateFn>("pthread_create");
   auto* start = static_cast<ThreadStart*>(real.malloc(sizeof(ThreadStart)));
   if (!start) return EAGAIN;
   *start = ThreadStart{routine, arg};
   const int status = next(thread, attr, start_unguarded, start);
   if (status != 0) real.free(start);
   return status;
+#else
+  return next(thread, attr, routine, arg);
+#endif
 }
 
+#ifdef ALLOCLAB_TSAN_BUILD
 // The main thread is let go once the runtime is ready: the library constructor has run.
 __attribute__((constructor(65535))) static void alloclab_unguard_main_thread() {
   g_runtime = code_range_of(dlsym(RTLD_DEFAULT, "__tsan_init"));

@@ -71,41 +71,31 @@ Buffer* take_spare() {
   return nullptr;
 }
 
-// Only the owning thread (and its signal handlers) adds to a buffer's slot counter, so one
-// instruction, which a signal cannot split, is atomic enough: no lock prefix, so the program's
-// pending stores (the previous record) need not drain here. The locked sequence-number
-// increment that follows orders this store before the number (x86-TSO), which is what the
-// writer relies on (recorder.hpp).
-std::uint32_t reserve_slot(std::atomic<std::uint32_t>& reserved, std::uint32_t count) {
+// Adds to a counter that only this thread and its signal handlers add to (a buffer's slot
+// counter; the sequence number while the program has one thread: the writer only reads them).
+// One instruction, which a signal cannot split, is atomic enough, and without a lock prefix the
+// program's pending stores (the previous record's) need not drain first: on malloc-heavy loops
+// that wait, for the sequence number, was the largest single cost of an event
+// (bench/tracer_overhead). x86-TSO keeps the stores in program order, so the slot's reservation
+// is visible before the number, as the writer needs (recorder.hpp).
+template <typename T>
+T add_unshared(std::atomic<T>& counter, T amount) {
 #if defined(__x86_64__)
-  std::uint32_t slot = count;
-  asm volatile("xaddl %0, %1"
-               : "+r"(slot), "+m"(*reinterpret_cast<std::uint32_t*>(&reserved))
-               :
-               : "memory");
-  return slot;
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8);
+  T previous = amount;
+  asm volatile("xadd %0, %1" : "+r"(previous), "+m"(*reinterpret_cast<T*>(&counter)) : : "memory");
+  return previous;
 #else
-  return reserved.fetch_add(count, std::memory_order_seq_cst);
+  return counter.fetch_add(amount, std::memory_order_seq_cst);
 #endif
 }
 
-// While the program has one thread, nobody else adds to the sequence number (the writer only
-// reads it), so, as for a slot, one instruction without a lock prefix is atomic enough, signal
-// handlers on the thread included. A locked increment drains the store buffer, which holds the
-// previous record's stores to lines not yet in cache: on malloc-heavy loops that wait was the
-// largest single cost of an event (bench/tracer_overhead). x86-TSO still makes the slot's
-// reservation visible before the number, as the writer needs.
+std::uint32_t reserve_slot(std::atomic<std::uint32_t>& reserved, std::uint32_t count) {
+  return add_unshared(reserved, count);
+}
+
 std::uint64_t take_sequence_number() {
-#if defined(__x86_64__)
-  if (!g.many_threads.load(std::memory_order_relaxed)) {
-    std::uint64_t seq = 1;
-    asm volatile("xaddq %0, %1"
-                 : "+r"(seq), "+m"(*reinterpret_cast<std::uint64_t*>(&g.seq))
-                 :
-                 : "memory");
-    return seq;
-  }
-#endif
+  if (!g.many_threads.load(std::memory_order_relaxed)) return add_unshared(g.seq, std::uint64_t{1});
   return g.seq.fetch_add(1, std::memory_order_seq_cst);
 }
 

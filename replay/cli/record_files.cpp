@@ -134,8 +134,8 @@ bool summarize_traces(const std::vector<TracedFile>& files) {
       continue;
     }
     any_written = true;
-    // Checksums and counts only: decoding a large trace here would take longer than some
-    // programs run. The tracer's dropped-events mark is in the last chunk.
+    // Chunk headers and counts only: reading a large trace back here would take longer than
+    // some programs run. The tracer's dropped-events mark is in the last chunk.
     AltLoadStats stats;
     const Trace trace = read_alt_tail(file.path, &stats);
     for (const std::string& warning : trace.warnings)

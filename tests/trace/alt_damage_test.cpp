@@ -114,10 +114,11 @@ TEST(AltDamage, flipped_byte_inside_a_chunk_loses_only_that_chunk) {
                                ", chunk 4: checksum mismatch; chunk skipped, 100 events lost");
 }
 
-TEST(AltDamage, tail_read_counts_every_intact_chunk_and_decodes_only_the_last) {
+TEST(AltDamage, tail_read_counts_from_the_headers_and_decodes_only_the_last_chunk) {
   TempFile file("tail.alt");
   std::vector<char> bytes = written(ten_chunk_trace(), file);
-  bytes[chunk_offset(bytes, 4) + 30] ^= 0x01;
+  bytes[chunk_offset(bytes, 4) + 30] ^= 0x01;  // an earlier payload: its header still counts
+  bytes[chunk_offset(bytes, 2) + 9] ^= 0x40;   // a damaged header: found, its chunk skipped
   file.write(bytes);
   AltLoadStats stats;
   const Trace t = read_alt_tail(file.path(), &stats);
@@ -126,10 +127,26 @@ TEST(AltDamage, tail_read_counts_every_intact_chunk_and_decodes_only_the_last) {
   ASSERT_EQ(t.size(), 100u);
   EXPECT_EQ(t.address(0), 0x1000u + 900 * 64);  // the last chunk
   ASSERT_EQ(t.warnings.size(), 1u);
-  EXPECT_NE(t.warnings[0].find("chunk 4: checksum mismatch"), std::string::npos);
-  AltLoadStats full;
-  EXPECT_EQ(read_alt(file.path(), &full).size(), 900u);
-  EXPECT_EQ(full.events, 900u);
+  EXPECT_NE(t.warnings[0].find("chunk 2: damaged chunk header"), std::string::npos);
+  AltLoadStats full;  // the whole read finds both
+  EXPECT_EQ(read_alt(file.path(), &full).size(), 800u);
+  EXPECT_EQ(full.damaged_chunks, 2u);
+}
+
+TEST(AltDamage, tail_read_falls_back_to_the_last_intact_chunk) {
+  TempFile file("tail-last.alt");
+  std::vector<char> bytes = written(ten_chunk_trace(), file);
+  bytes[chunk_offset(bytes, 9) + 30] ^= 0x01;
+  file.write(bytes);
+  AltLoadStats stats;
+  const Trace t = read_alt_tail(file.path(), &stats);
+  EXPECT_EQ(stats.events, 900u);
+  EXPECT_EQ(stats.damaged_chunks, 1u);
+  EXPECT_EQ(stats.lost_events, 100u);
+  ASSERT_EQ(t.size(), 100u);
+  EXPECT_EQ(t.address(0), 0x1000u + 800 * 64);  // chunk 8
+  ASSERT_EQ(t.warnings.size(), 1u);
+  EXPECT_NE(t.warnings[0].find("chunk 9: checksum mismatch"), std::string::npos);
 }
 
 TEST(AltDamage, metadata_alone_needs_only_an_intact_header) {
@@ -171,6 +188,11 @@ TEST(AltDamage, every_single_byte_flip_is_survived) {
       const Trace t = read_alt(file.path());
       EXPECT_GE(t.size(), 800u) << "flip at " << i;
       EXPECT_LE(t.size(), 1000u);
+      AltLoadStats tail;  // headers one by one, then one payload: the same damage survived
+      const Trace last = read_alt_tail(file.path(), &tail);
+      EXPECT_GE(tail.events, 800u) << "flip at " << i;
+      EXPECT_LE(tail.events, 1000u);
+      EXPECT_EQ(last.size(), 100u) << "flip at " << i;
     } catch (const InputError&) {
       EXPECT_LT(i, chunk_offset(clean, 0)) << "only header damage may fail the load";
     }

@@ -40,6 +40,9 @@ class ByteSource {
   virtual ~ByteSource() = default;
   virtual std::size_t size() const = 0;
   virtual const std::uint8_t* at(std::size_t offset, std::size_t n) = 0;
+  // How much a file source reads beyond what at() asks for: a walk over the chunk headers alone
+  // must not read the payloads between them.
+  virtual void set_read_ahead(std::size_t) {}
 };
 
 class MemorySource final : public ByteSource {
@@ -56,6 +59,8 @@ class MemorySource final : public ByteSource {
 
 // Reads through a window, so that a streamed load never holds the file: chunk headers, the
 // resynchronising scan and the metadata are read a window at a time, payloads into each job.
+inline constexpr std::size_t default_read_ahead = std::size_t{1} << 20;
+
 class FileSource final : public ByteSource {
  public:
   explicit FileSource(const std::string& path) : path_(path) {
@@ -72,11 +77,11 @@ class FileSource final : public ByteSource {
   FileSource& operator=(const FileSource&) = delete;
 
   std::size_t size() const override { return size_; }
+  void set_read_ahead(std::size_t bytes) override { read_ahead_ = bytes; }
 
   const std::uint8_t* at(std::size_t offset, std::size_t n) override {
     if (offset < window_start_ || offset + n > window_start_ + window_.size()) {
-      constexpr std::size_t window_bytes = std::size_t{1} << 20;
-      window_.resize(std::min(std::max(n, window_bytes), size_ - offset));
+      window_.resize(std::min(std::max(n, read_ahead_), size_ - offset));
       read(offset, window_.data(), window_.size());
       window_start_ = offset;
     }
@@ -100,6 +105,7 @@ class FileSource final : public ByteSource {
   std::size_t size_ = 0;
   std::vector<std::uint8_t> window_;
   std::size_t window_start_ = 0;
+  std::size_t read_ahead_ = default_read_ahead;
 };
 
 struct ChunkHeader {
@@ -265,12 +271,23 @@ class AltLoader {
 
   // Next offset after `pos` where a valid chunk header starts, or the file size.
   std::size_t resynchronise(std::size_t pos) {
+    source_.set_read_ahead(default_read_ahead);  // a byte-by-byte search
     ChunkHeader h;
+    std::size_t found = source_.size();
     for (std::size_t at = pos + 1; at + detail::alt_chunk_header_bytes <= source_.size(); ++at) {
       const std::uint8_t* p = source_.at(at, detail::alt_chunk_header_bytes);
-      if (p[0] == 0x41 && parse_chunk_header(p, h)) return at;
+      if (p[0] == 0x41 && parse_chunk_header(p, h)) {
+        found = at;
+        break;
+      }
     }
-    return source_.size();
+    source_.set_read_ahead(header_read_ahead());
+    return found;
+  }
+
+  // read_alt_tail reads the chunk headers alone, then one payload.
+  std::size_t header_read_ahead() const {
+    return tail_only_ ? detail::alt_chunk_header_bytes : default_read_ahead;
   }
 
   // One chunk whose header is intact and whose payload is all there.
@@ -286,8 +303,10 @@ class AltLoader {
   };
 
   void read_chunks(std::size_t pos, AltLoadStats& stats) {
+    source_.set_read_ahead(header_read_ahead());
     std::vector<ChunkJob> jobs = scan_chunks(pos, stats);
-    if (tail_only_) jobs = checksum_all_but_last(std::move(jobs), stats);
+    source_.set_read_ahead(default_read_ahead);
+    if (tail_only_) jobs = last_intact_chunk(std::move(jobs), stats);
     // From here on nothing else reads the source, so a file window stays valid (tail_only_
     // keeps one job).
     for (ChunkJob& job : jobs)
@@ -304,12 +323,17 @@ class AltLoader {
     for (std::string& text : sorted_warnings()) trace_.warnings.push_back(std::move(text));
   }
 
-  // read_alt_tail: counts the events of every chunk whose payload checksum holds and keeps only
-  // the last such chunk to decode.
-  std::vector<ChunkJob> checksum_all_but_last(std::vector<ChunkJob> jobs, AltLoadStats& stats) {
+  // read_alt_tail: keeps the last chunk whose payload checksum holds, to decode, and counts the
+  // events of those before it from their (checksummed) headers: reading every payload back made
+  // `record` end later by the time to read the whole file, for damage that read_alt reports.
+  std::vector<ChunkJob> last_intact_chunk(std::vector<ChunkJob> jobs, AltLoadStats& stats) {
     std::vector<ChunkJob> last;
     for (std::size_t k = jobs.size(); k-- > 0;) {
       ChunkJob& job = jobs[k];
+      if (!last.empty()) {
+        stats.events += job.header.events;
+        continue;
+      }
       const std::uint8_t* payload =
           source_.at(job.offset + detail::alt_chunk_header_bytes, job.header.stored);
       if (detail::crc32_of(payload, job.header.stored) != job.header.payload_crc) {
@@ -318,10 +342,8 @@ class AltLoader {
                  " events lost");
         ++stats.damaged_chunks;
         stats.lost_events += job.header.events;
-      } else if (last.empty()) {
-        last.push_back(std::move(job));
       } else {
-        stats.events += job.header.events;
+        last.push_back(std::move(job));
       }
     }
     return last;

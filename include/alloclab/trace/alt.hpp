@@ -42,10 +42,11 @@ Trace read_alt(const std::string& path, AltLoadStats* stats = nullptr);
 Trace parse_alt(std::vector<std::uint8_t> bytes, const std::string& name,
                 AltLoadStats* stats = nullptr);
 
-// A quick look for a summary line (`alloclab record`): every chunk's header and payload checksum
-// are checked and its events counted (stats->events), but only the last intact chunk is
-// decompressed and returned; damage found becomes warnings as in read_alt. A payload whose
-// checksum holds but whose encoding is bad is only found by read_alt.
+// A quick look for a summary line (`alloclab record`): the chunk headers alone are read (each
+// has its own checksum) and their events counted (stats->events); only the last chunk whose
+// payload checksum holds is read, decompressed and returned. Damaged headers, truncation and a
+// damaged last chunk become warnings as in read_alt; damage inside an earlier chunk's payload is
+// only found by read_alt (its events are counted here).
 Trace read_alt_tail(const std::string& path, AltLoadStats* stats = nullptr);
 
 // The header's metadata alone (no chunk is read); an unusable header throws as in read_alt.

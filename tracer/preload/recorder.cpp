@@ -1,4 +1,6 @@
 // The hot path: slot reservation, buffers, labels, the mapping table. No locks, no malloc.
+// (ThreadSanitizer builds define the per-event path here, out of line: recorder.hpp.)
+#define ALLOCLAB_RECORDER_DEFINES_FAST_PATH
 #include "recorder.hpp"
 
 #include <dlfcn.h>
@@ -23,20 +25,19 @@ constinit Globals g;
 #ifdef ALLOCLAB_TSAN_BUILD
 // ThreadSanitizer's runtime allocates in a new thread before that thread may run instrumented
 // code: every thread starts guarded, and is let go once it reaches its start routine (hooks.cpp).
-thread_local int t_guard __attribute__((tls_model("initial-exec"))) = 1;
+thread_local constinit int t_guard __attribute__((tls_model("initial-exec"))) = 1;
 #else
-thread_local int t_guard __attribute__((tls_model("initial-exec"))) = 0;
+thread_local constinit int t_guard __attribute__((tls_model("initial-exec"))) = 0;
 #endif
-thread_local int t_heap_guard __attribute__((tls_model("initial-exec"))) = 0;
+thread_local constinit int t_heap_guard __attribute__((tls_model("initial-exec"))) = 0;
+thread_local constinit std::atomic<Buffer*> t_buffer
+    __attribute__((tls_model("initial-exec"))){nullptr};
+thread_local constinit int t_depth __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
-thread_local std::atomic<Buffer*> t_buffer __attribute__((tls_model("initial-exec"))){nullptr};
 thread_local std::uint64_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
 thread_local bool t_key_set __attribute__((tls_model("initial-exec"))) = false;
-// Nesting depth of begin_record on this thread (> 1 inside a signal handler that interrupted
-// a record): only the outermost call may wait for the writer.
-thread_local int t_depth __attribute__((tls_model("initial-exec"))) = 0;
 
 pthread_key_t g_thread_key;
 std::atomic<bool> g_thread_key_ready{false};
@@ -69,34 +70,6 @@ Buffer* take_spare() {
     if (slot.load(std::memory_order_relaxed))
       if (Buffer* b = slot.exchange(nullptr, std::memory_order_acquire)) return b;
   return nullptr;
-}
-
-// Adds to a counter that only this thread and its signal handlers add to (a buffer's slot
-// counter; the sequence number while the program has one thread: the writer only reads them).
-// One instruction, which a signal cannot split, is atomic enough, and without a lock prefix the
-// program's pending stores (the previous record's) need not drain first: on malloc-heavy loops
-// that wait, for the sequence number, was the largest single cost of an event
-// (bench/tracer_overhead). x86-TSO keeps the stores in program order, so the slot's reservation
-// is visible before the number, as the writer needs (recorder.hpp).
-template <typename T>
-T add_unshared(std::atomic<T>& counter, T amount) {
-#if defined(__x86_64__)
-  static_assert(sizeof(T) == 4 || sizeof(T) == 8);
-  T previous = amount;
-  asm volatile("xadd %0, %1" : "+r"(previous), "+m"(*reinterpret_cast<T*>(&counter)) : : "memory");
-  return previous;
-#else
-  return counter.fetch_add(amount, std::memory_order_seq_cst);
-#endif
-}
-
-std::uint32_t reserve_slot(std::atomic<std::uint32_t>& reserved, std::uint32_t count) {
-  return add_unshared(reserved, count);
-}
-
-std::uint64_t take_sequence_number() {
-  if (!g.many_threads.load(std::memory_order_relaxed)) return add_unshared(g.seq, std::uint64_t{1});
-  return g.seq.fetch_add(1, std::memory_order_seq_cst);
 }
 
 // A second thread that did not come through our pthread_create (glibc starts some itself, for
@@ -218,72 +191,33 @@ void raw_unmap(void* p, std::size_t bytes) {
 }
 #endif
 
-namespace {
-
-// Reserves `count` adjacent slots of this thread's buffer under one new sequence number.
-Pending begin_slots(std::uint32_t count) {
-  ++t_depth;
-  Buffer* b = t_buffer.load(std::memory_order_relaxed);
+Pending begin_slots_slow(Buffer* b, std::uint32_t slot, std::uint32_t count) {
   for (;;) {
-    if (!b) {
-      b = acquire_buffer(nullptr);
-      if (!b) break;
-    }
-    const std::uint32_t slot = reserve_slot(b->reserved, count);
-    if (slot + count <= buffer_records) {
-      // The next records' cache lines are fetched while the program runs on, not when the
-      // next event stores into them.
-      __builtin_prefetch(&b->records[slot + 64], 1, 3);
-      const std::uint64_t seq = take_sequence_number();
-      --t_depth;
-      return Pending{&b->records[slot], seq, g_stack_depth ? frame_slots(b, slot) : nullptr};
-    }
-    // A pair that does not fit: the last slot was reserved all the same and the writer waits
-    // for every reserved slot, so it is completed as nothing.
-    if (slot < buffer_records) {
+    if (b && slot < buffer_records) {
+      // A pair that does not fit: the last slot was reserved all the same and the writer waits
+      // for every reserved slot, so it is completed as nothing.
       Record& left = b->records[slot];
       left.size_op = pack_size_op(0, op_skip, 0);
       left.seq_plus1.store(take_sequence_number() + 1, std::memory_order_release);
     }
     b = acquire_buffer(b);
     if (!b) break;
+    slot = add_unshared(b->reserved, count);
+    if (slot + count <= buffer_records) {
+      const std::uint64_t seq = take_sequence_number();
+      --t_depth;
+      return Pending{&b->records[slot], seq, g_stack_depth ? frame_slots(b, slot) : nullptr};
+    }
   }
   --t_depth;
   g.dropped.fetch_add(1, std::memory_order_relaxed);
   return Pending{nullptr, 0};
 }
 
-// log2 + 1 of the alignment, rounded up to a power of two (aligned_alloc accepts any).
-std::uint64_t alignment_code(std::uint64_t alignment) {
-  return alignment ? static_cast<std::uint64_t>(std::bit_width(alignment - 1)) + 1 : 0;
-}
-
 // Return addresses are never 0: a shorter stack ends with one.
 void store_stack(const Pending& pending) {
   const int depth = capture_stack(pending.frames);
   if (depth < g_stack_depth) pending.frames[depth] = 0;
-}
-
-}  // namespace
-
-Pending begin_record() {
-  return begin_slots(1);
-}
-
-Pending begin_record_pair() {
-  return begin_slots(2);
-}
-
-void complete_record(const Pending& pending, std::uint8_t op, std::uint8_t kind,
-                     std::uint64_t address, std::uint64_t size, std::uint64_t alignment,
-                     std::uint64_t flags) {
-  Record* r = pending.record;
-  if (!r) return;
-  r->ticks = now_ticks();
-  r->address_align = address | alignment_code(alignment) << field_bits;
-  r->size_op = pack_size_op(size, op, kind) | flags;
-  if (pending.frames && op == 0) store_stack(pending);
-  r->seq_plus1.store(pending.seq + 1, std::memory_order_release);
 }
 
 void complete_moved_realloc(const Pending& pending, std::uint64_t address, std::uint64_t size,
@@ -295,11 +229,6 @@ void complete_moved_realloc(const Pending& pending, std::uint64_t address, std::
   pair.size_op = pack_size_op(0, op_pair, 0);
   pair.seq_plus1.store(pending.seq + 1, std::memory_order_release);
   complete_record(pending, 0, 0, address, size, 0);
-}
-
-void record_event(std::uint8_t op, std::uint8_t kind, std::uint64_t address, std::uint64_t size,
-                  std::uint64_t alignment) {
-  complete_record(begin_record(), op, kind, address, size, alignment);
 }
 
 namespace {

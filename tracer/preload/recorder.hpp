@@ -118,7 +118,9 @@ extern Globals g;
 
 // Recursion guard: while non-zero, allocations on this thread are passed through unrecorded
 // (the tracer's own work, and the writer thread always).
-extern thread_local int t_guard __attribute__((tls_model("initial-exec")));
+// constinit here tells every file that includes this that no thread-local initialiser runs,
+// so reading these costs one load, not a call through a TLS wrapper first.
+extern thread_local constinit int t_guard __attribute__((tls_model("initial-exec")));
 
 struct GuardScope {
   GuardScope() { ++t_guard; }
@@ -131,7 +133,7 @@ struct GuardScope {
 // record (pthread_setspecific). It hides heap events only, not the mmap/munmap of a signal
 // handler that interrupts such a call: t_guard there lost those (the call's first run, lazily
 // bound, took tens of microseconds; the library is now bound at load time as well).
-extern thread_local int t_heap_guard __attribute__((tls_model("initial-exec")));
+extern thread_local constinit int t_heap_guard __attribute__((tls_model("initial-exec")));
 
 inline bool tracing() {
   return g.state.load(std::memory_order_relaxed) == static_cast<int>(State::enabled) &&
@@ -149,19 +151,30 @@ struct Pending {
   std::uint64_t seq;
   std::uint64_t* frames = nullptr;  // the record's frame slots, with --stacks
 };
-Pending begin_record();
+
+// The per-event path is inline in the interposed functions: as calls, with their register
+// saves, it cost a measurable part of an event on malloc-heavy loops (bench/tracer_overhead).
+// ThreadSanitizer builds leave those functions uninstrumented (hooks.cpp), so there it stays out
+// of line, in recorder.cpp, where the sanitizer checks it.
+#ifdef ALLOCLAB_TSAN_BUILD
+#define ALLOCLAB_FAST_PATH
+#else
+#define ALLOCLAB_FAST_PATH inline
+#endif
+
+ALLOCLAB_FAST_PATH Pending begin_record();
 // Two adjacent slots under one sequence number: a moved realloc's alloc(new) and its op_pair
 // companion (the writer finds the companion right after the record, in the same flush).
-Pending begin_record_pair();
-void complete_record(const Pending& pending, std::uint8_t op, std::uint8_t kind,
-                     std::uint64_t address, std::uint64_t size, std::uint64_t alignment,
-                     std::uint64_t flags = 0);
+ALLOCLAB_FAST_PATH Pending begin_record_pair();
+ALLOCLAB_FAST_PATH void complete_record(const Pending& pending, std::uint8_t op, std::uint8_t kind,
+                                        std::uint64_t address, std::uint64_t size,
+                                        std::uint64_t alignment, std::uint64_t flags = 0);
 // Completes both slots of begin_record_pair: alloc(new) of a moved realloc.
 void complete_moved_realloc(const Pending& pending, std::uint64_t address, std::uint64_t size,
                             std::uint64_t free_seq);
 // One-step form for events whose order point is "now".
-void record_event(std::uint8_t op, std::uint8_t kind, std::uint64_t address, std::uint64_t size,
-                  std::uint64_t alignment);
+ALLOCLAB_FAST_PATH void record_event(std::uint8_t op, std::uint8_t kind, std::uint64_t address,
+                                     std::uint64_t size, std::uint64_t alignment);
 void record_marker(std::uint8_t op, const char* label);
 
 // Anonymous mappings that were recorded, so munmap records only those (and --min-size stays
@@ -187,3 +200,7 @@ void* raw_map(std::size_t bytes);
 void raw_unmap(void* p, std::size_t bytes);
 
 }  // namespace alloclab::preload
+
+#if !defined(ALLOCLAB_TSAN_BUILD) || defined(ALLOCLAB_RECORDER_DEFINES_FAST_PATH)
+#include "recorder_fast_path.hpp"
+#endif

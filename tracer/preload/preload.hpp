@@ -15,5 +15,8 @@ void flush_before_image_ends();
 // Asks the writer thread for a flush soon, without waiting for it; false when there is no
 // writer thread (not started, or already stopped at exit) or when called from it.
 bool request_flush_soon();
+// Has the writer thread look at the buffers now rather than at the end of its nap (a buffer
+// filled). A system call; safe anywhere, also in a signal handler.
+void wake_writer();
 
 }  // namespace alloclab::preload

@@ -87,7 +87,10 @@ void note_recording_thread(std::uint64_t tid) {
 
 // Replaces `full` (or nothing) by a fresh buffer; returns the thread's current buffer.
 Buffer* acquire_buffer(Buffer* full) {
-  if (full) g.buffers_filled.fetch_add(1, std::memory_order_relaxed);
+  if (full) {
+    g.buffers_filled.fetch_add(1, std::memory_order_relaxed);
+    wake_writer();
+  }
   // A spare is already counted in live_buffers, so it needs no room.
   Buffer* fresh = take_spare();
   if (!fresh) {

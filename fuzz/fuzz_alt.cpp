@@ -1,12 +1,18 @@
 // The .alt reader on arbitrary bytes. Input that starts with the .alt magic is read as a whole
-// file (header, checksums, damaged and truncated chunks, resynchronisation). Any other input
+// file (header, checksums, damaged and truncated chunks, resynchronisation), and also from a
+// file by read_alt_tail (`record`'s summary: chunk headers one by one, then the last chunk),
+// which must agree with the whole read where that found the file intact. Any other input
 // becomes the decompressed payload of one well-formed chunk (two bytes of event count, then
 // the column bytes), so that the fuzzer reaches the column decoder instead of spending its time
 // failing checksums and zstd frames.
 #include <zstd.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "alloclab/trace/alt.hpp"
@@ -55,11 +61,45 @@ std::vector<std::uint8_t> wrap_in_one_chunk(const std::uint8_t* data, std::size_
   return file;
 }
 
+void fail(const char* what) {
+  std::fprintf(stderr, "read_alt_tail disagrees with read_alt: %s\n", what);
+  std::abort();
+}
+
+// A clean file (read whole without a warning) gives the same count, and its last chunk, from
+// the tail read; a damaged one only must not crash it.
+void check_tail_read(const std::uint8_t* data, std::size_t size) {
+  static const std::string path = "/tmp/fuzz_alt_tail." + std::to_string(::getpid()) + ".alt";
+  std::FILE* out = std::fopen(path.c_str(), "wb");
+  if (!out) std::abort();
+  if (std::fwrite(data, 1, size, out) != size) std::abort();
+  std::fclose(out);
+  alloclab::fuzz::expect_clean([&] {
+    alloclab::AltLoadStats whole_stats;
+    const alloclab::Trace whole =
+        alloclab::parse_alt(std::vector<std::uint8_t>(data, data + size), path, &whole_stats);
+    alloclab::AltLoadStats tail_stats;
+    const alloclab::Trace tail = alloclab::read_alt_tail(path, &tail_stats);
+    if (!whole.warnings.empty()) return;
+    if (!tail.warnings.empty()) fail("warnings on a clean file");
+    if (tail_stats.events != whole_stats.events) fail("event counts");
+    if (tail.size() > whole.size()) fail("the last chunk is longer than the trace");
+    const std::size_t offset = whole.size() - tail.size();
+    for (std::size_t i = 0; i < tail.size(); ++i)
+      if (tail.address(i) != whole.address(offset + i) || tail.op(i) != whole.op(offset + i) ||
+          tail.size_of(i) != whole.size_of(offset + i))
+        fail("the last chunk's events");
+  });
+  std::remove(path.c_str());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::uint8_t> file;
-  if (size >= alt_magic.size() && std::memcmp(data, alt_magic.data(), alt_magic.size()) == 0)
+  const bool whole_file =
+      size >= alt_magic.size() && std::memcmp(data, alt_magic.data(), alt_magic.size()) == 0;
+  if (whole_file)
     file.assign(data, data + size);
   else
     file = wrap_in_one_chunk(data, size);
@@ -67,5 +107,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const alloclab::Trace trace = alloclab::parse_alt(std::move(file), "fuzz.alt");
     alloclab::fuzz::resolve_and_summarize(trace);
   });
+  if (whole_file) check_tail_read(data, size);
   return 0;
 }

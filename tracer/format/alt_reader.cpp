@@ -33,23 +33,25 @@ std::vector<std::uint8_t> read_whole_file(const std::string& path) {
   return bytes;
 }
 
+// A file source reads this much ahead of what at() asks for, unless the caller knows better: a
+// walk over the chunk headers alone must not read the payloads between them.
+inline constexpr std::size_t default_read_ahead = std::size_t{1} << 20;
+
 // Where the loader gets the file's bytes: at(offset, n) points at n bytes of the file (all
 // there: callers check the size first), valid until the next call.
 class ByteSource {
  public:
   virtual ~ByteSource() = default;
   virtual std::size_t size() const = 0;
-  virtual const std::uint8_t* at(std::size_t offset, std::size_t n) = 0;
-  // How much a file source reads beyond what at() asks for: a walk over the chunk headers alone
-  // must not read the payloads between them.
-  virtual void set_read_ahead(std::size_t) {}
+  virtual const std::uint8_t* at(std::size_t offset, std::size_t n,
+                                 std::size_t read_ahead = default_read_ahead) = 0;
 };
 
 class MemorySource final : public ByteSource {
  public:
   explicit MemorySource(std::vector<std::uint8_t> bytes) : bytes_(std::move(bytes)) {}
   std::size_t size() const override { return bytes_.size(); }
-  const std::uint8_t* at(std::size_t offset, std::size_t) override {
+  const std::uint8_t* at(std::size_t offset, std::size_t, std::size_t) override {
     return bytes_.data() + offset;
   }
 
@@ -59,8 +61,6 @@ class MemorySource final : public ByteSource {
 
 // Reads through a window, so that a streamed load never holds the file: chunk headers, the
 // resynchronising scan and the metadata are read a window at a time, payloads into each job.
-inline constexpr std::size_t default_read_ahead = std::size_t{1} << 20;
-
 class FileSource final : public ByteSource {
  public:
   explicit FileSource(const std::string& path) : path_(path) {
@@ -77,11 +77,9 @@ class FileSource final : public ByteSource {
   FileSource& operator=(const FileSource&) = delete;
 
   std::size_t size() const override { return size_; }
-  void set_read_ahead(std::size_t bytes) override { read_ahead_ = bytes; }
-
-  const std::uint8_t* at(std::size_t offset, std::size_t n) override {
+  const std::uint8_t* at(std::size_t offset, std::size_t n, std::size_t read_ahead) override {
     if (offset < window_start_ || offset + n > window_start_ + window_.size()) {
-      window_.resize(std::min(std::max(n, read_ahead_), size_ - offset));
+      window_.resize(std::min(std::max(n, read_ahead), size_ - offset));
       read(offset, window_.data(), window_.size());
       window_start_ = offset;
     }
@@ -105,7 +103,6 @@ class FileSource final : public ByteSource {
   std::size_t size_ = 0;
   std::vector<std::uint8_t> window_;
   std::size_t window_start_ = 0;
-  std::size_t read_ahead_ = default_read_ahead;
 };
 
 struct ChunkHeader {
@@ -271,7 +268,6 @@ class AltLoader {
 
   // Next offset after `pos` where a valid chunk header starts, or the file size.
   std::size_t resynchronise(std::size_t pos) {
-    source_.set_read_ahead(default_read_ahead);  // a byte-by-byte search
     ChunkHeader h;
     std::size_t found = source_.size();
     for (std::size_t at = pos + 1; at + detail::alt_chunk_header_bytes <= source_.size(); ++at) {
@@ -281,7 +277,6 @@ class AltLoader {
         break;
       }
     }
-    source_.set_read_ahead(header_read_ahead());
     return found;
   }
 
@@ -303,9 +298,7 @@ class AltLoader {
   };
 
   void read_chunks(std::size_t pos, AltLoadStats& stats) {
-    source_.set_read_ahead(header_read_ahead());
     std::vector<ChunkJob> jobs = scan_chunks(pos, stats);
-    source_.set_read_ahead(default_read_ahead);
     if (tail_only_) jobs = last_intact_chunk(std::move(jobs), stats);
     // From here on nothing else reads the source, so a file window stays valid (tail_only_
     // keeps one job).
@@ -364,7 +357,8 @@ class AltLoader {
         break;
       }
       ChunkHeader h;
-      if (!parse_chunk_header(source_.at(pos, detail::alt_chunk_header_bytes), h)) {
+      if (!parse_chunk_header(source_.at(pos, detail::alt_chunk_header_bytes, header_read_ahead()),
+                              h)) {
         const std::size_t next = resynchronise(pos);
         warn(pos, chunk,
              "damaged chunk header; skipped " + std::to_string(next - pos) +

@@ -363,6 +363,21 @@ TEST(Record, a_filled_buffer_is_written_without_waiting_for_the_flush_period) {
   EXPECT_EQ(stats.damaged_chunks, 0u);
 }
 
+// Two threads allocate far faster than the writer encodes (glibc's per-thread cache serves
+// them in nanoseconds), so the writer ends up millions of events behind, and reallocs keep it
+// holding events back from flush to flush. Every event must still be written, in order: a
+// flush that held events back and then merged two threads' runs used to drop them (tens of
+// thousands of events lost, and the anomalies that follow from it).
+TEST(Record, a_writer_far_behind_writes_every_event) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const Traced run = record_program(dir, TORTURE_FLOOD, under_tsan ? "200000" : "1500000");
+  const RunCounts c = expect_clean_work_counts(run);
+  EXPECT_EQ(c.runs, 1u);
+  EXPECT_GE(c.allocs, under_tsan ? 400000u : 3000000u);
+  EXPECT_NE(run.recorded.output.find("0 dropped"), std::string::npos) << run.recorded.output;
+}
+
 TEST(Record, metadata_describes_the_recording) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;

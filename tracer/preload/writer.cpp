@@ -223,8 +223,10 @@ void collect(std::uint64_t S, bool bounded, std::vector<Item>& items,
              std::vector<MovedRealloc>& moved) {
   adopt_new_buffers();
   // Each buffer's records are (almost always) in sequence order already: its thread takes
-  // increasing numbers. Merging those runs costs far less than sorting everything.
-  std::vector<std::size_t> run_starts;
+  // increasing numbers. Merging those runs costs far less than sorting everything. The items
+  // already there (held back by the flush before) are a run of their own: left out, a merge of
+  // two threads' runs dropped them.
+  std::vector<std::size_t> run_starts{0};
   Buffer** link = &g_owned;
   while (Buffer* b = *link) {
     run_starts.push_back(items.size());

@@ -1,10 +1,14 @@
 /* The malloc-heavy program that bench/tracer_overhead runs plain and under tracers.
  *
- * malloc_churn [PAIRS] [LIVE] [--idle-thread]: PAIRS malloc/free pairs (default 5,000,000) over
- * a working set of LIVE blocks (default 4096); sizes 16 B to 64 KiB, log-uniform (as many
- * 16-31 B blocks as 32-64 KiB ones), from a fixed-seed generator so every run does the same
- * calls. Each block's first byte is written so the allocation cannot be optimised away. Prints
- * the pair count.
+ * malloc_churn [PAIRS] [LIVE] [--idle-thread] [--small]: PAIRS malloc/free pairs (default
+ * 5,000,000) over a working set of LIVE blocks (default 4096); sizes 16 B to 64 KiB, log-uniform
+ * (as many 16-31 B blocks as 32-64 KiB ones), from a fixed-seed generator so every run does the
+ * same calls. Each block's first byte is written so the allocation cannot be optimised away.
+ * Prints the pair count.
+ *
+ * --small keeps the sizes below 1 KiB (16 B to 1 KiB, log-uniform), where glibc serves most
+ * requests from its per-thread cache in a few nanoseconds: a program that makes events faster
+ * than a tracer's writer thread can encode them.
  *
  * With MALLOC_CHURN_THREAD_CPU=1 in the environment it also prints, on stderr, the CPU time of
  * its own (main) thread: what a tracer costs the program itself, without its writer thread or
@@ -31,11 +35,13 @@ static uint64_t next_random(void) {
   return rng_state * 0x2545F4914F6CDD1Dull;
 }
 
+static unsigned size_exponents = 12; /* 2^4 .. 2^15; --small: 2^4 .. 2^9 */
+
 static size_t next_size(void) {
   const uint64_t r = next_random();
-  const unsigned exponent = 4 + (unsigned)(r % 12); /* 2^4 .. 2^15 */
+  const unsigned exponent = 4 + (unsigned)(r % size_exponents);
   const size_t low = (size_t)1 << exponent;
-  return low + (size_t)((r >> 8) % low); /* [2^e, 2^(e+1)): at most 64 KiB - 1 */
+  return low + (size_t)((r >> 8) % low); /* [2^e, 2^(e+1)) */
 }
 
 static unsigned long parse_count(const char* text, unsigned long fallback) {
@@ -53,9 +59,16 @@ static void* sleep_forever(void* unused) {
 int main(int argc, char** argv) {
   const unsigned long pairs = parse_count(argc > 1 ? argv[1] : NULL, 5000000ul);
   const unsigned long live = parse_count(argc > 2 ? argv[2] : NULL, 4096ul);
-  if (argc > 3 && strcmp(argv[3], "--idle-thread") == 0) {
-    pthread_t sleeper;
-    if (pthread_create(&sleeper, NULL, sleep_forever, NULL) != 0) return 1;
+  for (int i = 3; i < argc; ++i) {
+    if (strcmp(argv[i], "--idle-thread") == 0) {
+      pthread_t sleeper;
+      if (pthread_create(&sleeper, NULL, sleep_forever, NULL) != 0) return 1;
+    } else if (strcmp(argv[i], "--small") == 0) {
+      size_exponents = 6;
+    } else {
+      fprintf(stderr, "malloc_churn: unknown option %s\n", argv[i]);
+      return 2;
+    }
   }
   char** slots = calloc(live, sizeof *slots);
   if (!slots) return 1;

@@ -135,13 +135,23 @@ void wake_all(std::atomic<std::uint32_t>& word) {
   kernel_call(SYS_futex, &word, FUTEX_WAKE_PRIVATE, INT_MAX);
 }
 
+// The slots a bounded flush gave up on: its later passes do not wait for them again. Cleared
+// at the start of every flush; used only under g_flush_lock.
+std::vector<const Record*>* g_given_up = nullptr;
+
 // Waits until a reserved slot is complete. Slots complete within a few instructions of being
 // reserved, so a normal flush waits as long as it takes; a final or crash flush gives up after
-// `patience` so a thread that died (or was interrupted for good) mid-record cannot hang it.
+// ~100 ms so a thread that died (or was interrupted for good) mid-record cannot hang it.
 bool wait_complete(const Record& r, std::uint64_t floor, bool bounded) {
   for (long spin = 0; r.seq_plus1.load(std::memory_order_acquire) <= floor; ++spin) {
+    if (spin == 0 && bounded &&
+        std::find(g_given_up->begin(), g_given_up->end(), &r) != g_given_up->end())
+      return false;
     if (spin < 1000) continue;
-    if (bounded && spin > 1000 + 100) return false;  // ~100 ms
+    if (bounded && spin > 1000 + 100) {
+      g_given_up->push_back(&r);
+      return false;
+    }
     sleep_ms(1);
   }
   return true;
@@ -406,6 +416,8 @@ void flush_locked(bool bounded) {
     if (!g_moved) g_moved = new std::vector<MovedRealloc>();
     if (!g_held_items) g_held_items = new std::vector<Item>();
     if (!g_held_moved) g_held_moved = new std::vector<MovedRealloc>();
+    if (!g_given_up) g_given_up = new std::vector<const Record*>();
+    g_given_up->clear();
     std::vector<Item>& items = *g_items;
     std::vector<MovedRealloc>& moved = *g_moved;
     // A marker takes its label after its sequence number: every label below `labels` belongs to
@@ -619,6 +631,7 @@ void fork_child() {
   g_moved = nullptr;
   g_scratch = nullptr;
   g_held_items = nullptr;
+  g_given_up = nullptr;
   g_held_moved = nullptr;
   g_batch = nullptr;
   g_interner = nullptr;

@@ -387,6 +387,21 @@ TEST(Record, a_writer_far_behind_writes_every_event_in_bounded_memory) {
   EXPECT_LT(usage.ru_maxrss, 350L * 1024) << "peak RSS in KiB of the traced program";
 }
 
+// The same flood with a timer whose handler marks every 50 us in the workers: markers from
+// signal handlers while the writer is far behind, every event counted exactly. (A handler that
+// waits for label room may have interrupted one of its thread's records, which the flush it
+// waits for gives up on; that record must still be written once it completes. The path is
+// timing-dependent and rare: this test does not reliably reach it.)
+TEST(Record, marks_from_a_signal_handler_while_the_writer_is_behind_lose_nothing) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const Traced run = record_program(dir, TORTURE_FLOOD,
+                                    under_tsan ? "100000 signal-marks" : "1500000 signal-marks");
+  const RunCounts c = expect_clean_work_counts(run);
+  EXPECT_EQ(c.runs, 1u);
+  EXPECT_NE(run.recorded.output.find("0 dropped"), std::string::npos) << run.recorded.output;
+}
+
 TEST(Record, metadata_describes_the_recording) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;

@@ -135,21 +135,27 @@ void wake_all(std::atomic<std::uint32_t>& word) {
   kernel_call(SYS_futex, &word, FUTEX_WAKE_PRIVATE, INT_MAX);
 }
 
-// The slots a bounded flush gave up on: its later passes do not wait for them again. Cleared
-// at the start of every flush; used only under g_flush_lock.
-std::vector<const Record*>* g_given_up = nullptr;
+// Slots a bounded flush gave up on, until they complete: a bounded flush does not wait for
+// them again, and whichever flush finds one complete writes it even when its number is below
+// what was written already (a thread in a signal handler that waits for this very flush, for
+// label room, completes its record afterwards: skipped as written, it was lost). Used only
+// under g_flush_lock; a slot here keeps its buffer from being recycled (it is not consumed).
+std::vector<const Record*>* g_overdue = nullptr;
+
+bool overdue(const Record& r) {
+  return !g_overdue->empty() &&
+         std::find(g_overdue->begin(), g_overdue->end(), &r) != g_overdue->end();
+}
 
 // Waits until a reserved slot is complete. Slots complete within a few instructions of being
 // reserved, so a normal flush waits as long as it takes; a final or crash flush gives up after
 // ~100 ms so a thread that died (or was interrupted for good) mid-record cannot hang it.
 bool wait_complete(const Record& r, std::uint64_t floor, bool bounded) {
   for (long spin = 0; r.seq_plus1.load(std::memory_order_acquire) <= floor; ++spin) {
-    if (spin == 0 && bounded &&
-        std::find(g_given_up->begin(), g_given_up->end(), &r) != g_given_up->end())
-      return false;
+    if (spin == 0 && bounded && overdue(r)) return false;
     if (spin < 1000) continue;
     if (bounded && spin > 1000 + 100) {
-      g_given_up->push_back(&r);
+      g_overdue->push_back(&r);
       return false;
     }
     sleep_ms(1);
@@ -245,25 +251,34 @@ void collect(std::uint64_t S, bool bounded, std::vector<Item>& items,
         std::min(b->reserved.load(std::memory_order_seq_cst), buffer_records);
     const std::uint16_t origin = batch().add_origin(Origin{b->thread, cpu_device, 0});
     std::uint32_t first_left = reserved;
-    std::uint64_t first_late = UINT64_MAX;  // the number of the first record at or above S
+    std::uint64_t first_beyond = UINT64_MAX;  // the number of the first record at or above S
     for (std::uint32_t i = b->consumed; i < reserved; ++i) {
       const Record& r = b->records[i];
       if (!wait_complete(r, b->floor, bounded)) {
+        // Overdue (g_overdue). The records after it may be complete and below S (a signal
+        // handler's): they are taken now, or never.
         if (first_left == reserved) first_left = i;
-        break;
-      }
-      const std::uint64_t seq = r.seq_plus1.load(std::memory_order_acquire) - 1;
-      if (seq >= S) {
-        if (first_left == reserved) first_left = i;
-        // A record after the first late one is numbered below it only if a signal handler
-        // reserved it before that one took its number. The first numbered above it was reserved
-        // later, and so was everything after it: nothing further on is below S. (A flush that
-        // works through a backlog in passes would otherwise scan the whole backlog each pass.)
-        if (first_late == UINT64_MAX) first_late = seq;
-        if (seq > first_late) break;
         continue;
       }
-      if (seq < g_emitted_below) continue;  // left behind by an earlier pass, already written
+      const std::uint64_t seq = r.seq_plus1.load(std::memory_order_acquire) - 1;
+      bool was_overdue = false;
+      if (overdue(r)) {
+        std::erase(*g_overdue, &r);
+        was_overdue = true;
+      }
+      if (seq >= S) {
+        if (first_left == reserved) first_left = i;
+        // A record after the first one at or above S is numbered below it only if a signal
+        // handler reserved it before that one took its number. The first numbered above it was
+        // reserved later, and so was everything after it: nothing further on is below S. (A
+        // flush that works through a backlog in passes would otherwise scan the whole backlog
+        // each pass.)
+        if (first_beyond == UINT64_MAX) first_beyond = seq;
+        if (seq > first_beyond) break;
+        continue;
+      }
+      // Left behind by an earlier pass, already written; unless it completed overdue.
+      if (seq < g_emitted_below && !was_overdue) continue;
       const std::uint8_t op = record_op(r.size_op);
       if (op == op_pair) {  // reserved with the alloc just before it: same seq, same pass
         moved.push_back(MovedRealloc{seq, r.address_align});
@@ -416,8 +431,7 @@ void flush_locked(bool bounded) {
     if (!g_moved) g_moved = new std::vector<MovedRealloc>();
     if (!g_held_items) g_held_items = new std::vector<Item>();
     if (!g_held_moved) g_held_moved = new std::vector<MovedRealloc>();
-    if (!g_given_up) g_given_up = new std::vector<const Record*>();
-    g_given_up->clear();
+    if (!g_overdue) g_overdue = new std::vector<const Record*>();
     std::vector<Item>& items = *g_items;
     std::vector<MovedRealloc>& moved = *g_moved;
     // A marker takes its label after its sequence number: every label below `labels` belongs to
@@ -631,7 +645,7 @@ void fork_child() {
   g_moved = nullptr;
   g_scratch = nullptr;
   g_held_items = nullptr;
-  g_given_up = nullptr;
+  g_overdue = nullptr;
   g_held_moved = nullptr;
   g_batch = nullptr;
   g_interner = nullptr;

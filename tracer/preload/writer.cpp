@@ -261,11 +261,7 @@ void collect(std::uint64_t S, bool bounded, std::vector<Item>& items,
         continue;
       }
       const std::uint64_t seq = r.seq_plus1.load(std::memory_order_acquire) - 1;
-      bool was_overdue = false;
-      if (overdue(r)) {
-        std::erase(*g_overdue, &r);
-        was_overdue = true;
-      }
+      const bool was_overdue = !g_overdue->empty() && std::erase(*g_overdue, &r) > 0;
       if (seq >= S) {
         if (first_left == reserved) first_left = i;
         // A record after the first one at or above S is numbered below it only if a signal
@@ -645,8 +641,8 @@ void fork_child() {
   g_moved = nullptr;
   g_scratch = nullptr;
   g_held_items = nullptr;
-  g_overdue = nullptr;
   g_held_moved = nullptr;
+  g_overdue = nullptr;
   g_batch = nullptr;
   g_interner = nullptr;
   g_write_failed = false;

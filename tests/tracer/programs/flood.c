@@ -5,7 +5,6 @@
  * realloc's free and its alloc and the writer holds events back for the next flush; a marker now
  * and then has a label to carry along.
  *
- *
  * With "signal-marks" a timer interrupts the workers every 50 us with a handler that marks, so
  * markers from signal handlers, label room and interrupted records all meet a writer that is
  * far behind. (Rarely, and only as timing allows, a handler waiting for label room has

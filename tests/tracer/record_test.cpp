@@ -301,14 +301,16 @@ TEST(Record, abort_leaves_a_readable_trace_up_to_the_abort) {
 std::map<std::string, std::uint64_t> record_until_killed(const ScratchDir& dir,
                                                          const std::string& trace,
                                                          const std::vector<std::string>& args,
-                                                         const char* flush_period_ms,
-                                                         int settle_ms) {
+                                                         const char* flush_period_ms, int settle_ms,
+                                                         const char* program = TORTURE_KILLED,
+                                                         const char* preload = nullptr) {
   const std::string counts = dir.file("counts.txt");
   const pid_t recorder = ::fork();
   if (recorder == 0) {
     if (flush_period_ms) ::setenv("ALLOCLAB_FLUSH_PERIOD_MS", flush_period_ms, 1);
-    std::vector<const char*> argv = {ALLOCLAB_CLI, "record",       "-o",          trace.c_str(),
-                                     "--",         TORTURE_KILLED, counts.c_str()};
+    if (preload) ::setenv("LD_PRELOAD", preload, 1);
+    std::vector<const char*> argv = {ALLOCLAB_CLI, "record", "-o",          trace.c_str(),
+                                     "--",         program,  counts.c_str()};
     for (const std::string& arg : args) argv.push_back(arg.c_str());
     argv.push_back(nullptr);
     ::execv(ALLOCLAB_CLI, const_cast<char* const*>(argv.data()));
@@ -344,6 +346,79 @@ TEST(Record, sigkill_leaves_every_event_flushed_before_it_on_disk) {
   const RunCounts in_run = count_in_runs(t, "work");
   EXPECT_EQ(in_run.allocs, c.at("allocs"));
   EXPECT_EQ(in_run.frees, c.at("frees"));
+}
+
+// A thread that stops for good inside realloc (below the tracer, between the reservation of its
+// record and its completion) must not stop the writer: the other threads' events still reach
+// the disk within about a second, and the program is not made to wait for buffer room. The
+// writer used to wait for that record as long as it took: nothing more was written, and a busy
+// program would have waited ~10 s for room and then dropped events.
+TEST(Record, a_thread_stopped_inside_an_allocation_call_does_not_stop_the_writer) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string trace = dir.file("trace.alt");
+  // 2.5 s: the writer gives up on the record after ~1 s, then writes the rest at its next flush.
+  const auto c = record_until_killed(dir, trace, {"kill"}, nullptr, 2500, TORTURE_STUCK_REALLOC,
+                                     STUCK_REALLOC_LIBRARY);
+  ASSERT_TRUE(c.count("pid"));
+  const Trace t = read_alt(trace);
+  EXPECT_EQ(resolve(t).anomalies.total(), 0u);
+  const RunCounts in_run = count_in_runs(t, "work");
+  EXPECT_EQ(in_run.runs, 1u);
+  EXPECT_EQ(in_run.allocs, c.at("allocs"));
+  EXPECT_EQ(in_run.frees, c.at("frees"));
+}
+
+// The same thread still inside the call when the program exits: the trace holds everything
+// else, and the summary says that one event was left out.
+TEST(Record, an_event_still_in_progress_at_exit_is_reported_missing) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string counts = dir.file("counts.txt");
+  const Recorded r =
+      record(dir.file("t.alt"), std::string(TORTURE_STUCK_REALLOC) + " " + counts + " exit",
+             std::string("LD_PRELOAD=") + STUCK_REALLOC_LIBRARY);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("1 event still in progress"), std::string::npos) << r.output;
+  const Trace t = read_alt(dir.file("t.alt"));
+  EXPECT_EQ(resolve(t).anomalies.total(), 0u);
+  const RunCounts in_run = count_in_runs(t, "work");
+  EXPECT_EQ(in_run.allocs, read_counts(counts).at("allocs"));
+  EXPECT_EQ(in_run.frees, read_counts(counts).at("frees"));
+}
+
+// The call returns after 1.5 s, when the writer has given up on its record and written the
+// main thread's events after it: the record is written late, in the order that keeps each
+// address's history consistent (the 32-byte block's free by the realloc, then the new block's
+// allocation and free).
+TEST(Record, a_record_completed_after_the_writer_gave_up_on_it_is_written_late) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string counts = dir.file("counts.txt");
+  const Recorded r =
+      record(dir.file("t.alt"), std::string(TORTURE_STUCK_REALLOC) + " " + counts + " late",
+             std::string("LD_PRELOAD=") + STUCK_REALLOC_LIBRARY);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find("in progress"), std::string::npos) << r.output;
+  const Trace t = read_alt(dir.file("t.alt"));
+  EXPECT_EQ(resolve(t).anomalies.total(), 0u);
+  const RunCounts in_run = count_in_runs(t, "work");
+  EXPECT_EQ(in_run.allocs, read_counts(counts).at("allocs"));
+  // The realloc's three events, in an order consistent for both blocks.
+  std::size_t old_alloc = t.size(), old_free = t.size(), new_alloc = t.size(), new_free = t.size();
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t.op(i) == Op::alloc && t.size_of(i) == 32 && old_alloc == t.size()) old_alloc = i;
+    if (t.op(i) == Op::alloc && t.size_of(i) == 777778) new_alloc = i;
+  }
+  ASSERT_LT(old_alloc, t.size());
+  ASSERT_LT(new_alloc, t.size());
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t.op(i) != Op::free) continue;
+    if (t.address(i) == t.address(old_alloc) && i > old_alloc && old_free == t.size()) old_free = i;
+    if (t.address(i) == t.address(new_alloc) && i > new_alloc) new_free = i;
+  }
+  EXPECT_LT(old_free, t.size()) << "the realloc's free of the old block is missing";
+  EXPECT_LT(new_free, t.size()) << "the new block's free is missing";
 }
 
 TEST(Record, a_filled_buffer_is_written_without_waiting_for_the_flush_period) {

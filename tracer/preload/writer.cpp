@@ -135,11 +135,11 @@ void wake_all(std::atomic<std::uint32_t>& word) {
   kernel_call(SYS_futex, &word, FUTEX_WAKE_PRIVATE, INT_MAX);
 }
 
-// Slots a bounded flush gave up on, until they complete: a bounded flush does not wait for
-// them again, and whichever flush finds one complete writes it even when its number is below
-// what was written already (a thread in a signal handler that waits for this very flush, for
-// label room, completes its record afterwards: skipped as written, it was lost). Used only
-// under g_flush_lock; a slot here keeps its buffer from being recycled (it is not consumed).
+// Slots a flush gave up on, until they complete: no flush waits for them again, and whichever
+// flush finds one complete writes it even when its number is below what was written already (a
+// thread in a signal handler that waits for this very flush, for label room, completes its
+// record afterwards: skipped as written, it was lost). Used only under g_flush_lock; a slot here
+// keeps its buffer from being recycled (it is not consumed).
 std::vector<const Record*>* g_overdue = nullptr;
 
 bool overdue(const Record& r) {
@@ -148,13 +148,20 @@ bool overdue(const Record& r) {
 }
 
 // Waits until a reserved slot is complete. Slots complete within a few instructions of being
-// reserved, so a normal flush waits as long as it takes; a final or crash flush gives up after
-// ~100 ms so a thread that died (or was interrupted for good) mid-record cannot hang it.
+// reserved (a realloc's free(old) once the real realloc returns), so this gives up only on a
+// thread that died or stopped mid-record: one that left a signal handler with siglongjmp, one
+// blocked inside a realloc below the tracer. A flush someone waits for (exit, exec, a fatal
+// signal) gives up after ~100 ms, any other after ~1 s: waiting on, the writer wrote nothing
+// more, and the program's threads soon waited for buffer room and then dropped events. A slot
+// given up on is written late if it completes; only a realloc's free(old) could then land after
+// another thread's allocation of the old block, and only if its thread stalled for that second
+// between the real realloc's free and the end of the hook.
 bool wait_complete(const Record& r, std::uint64_t floor, bool bounded) {
+  const long patience_ms = bounded ? 100 : 1000;
   for (long spin = 0; r.seq_plus1.load(std::memory_order_acquire) <= floor; ++spin) {
-    if (spin == 0 && bounded && overdue(r)) return false;
+    if (spin == 0 && overdue(r)) return false;
     if (spin < 1000) continue;
-    if (bounded && spin > 1000 + 100) {
+    if (spin > 1000 + patience_ms) {
       g_overdue->push_back(&r);
       return false;
     }
@@ -743,6 +750,15 @@ __attribute__((destructor(101))) static void alloclab_preload_destructor() {
     say(" is incomplete: ");
     say(g_stop_reason);
     say("\n");
+  }
+  if (g_overdue && !g_overdue->empty()) {
+    const std::size_t missing = g_overdue->size();
+    const std::string text =
+        "alloclab: " + std::to_string(missing) +
+        (missing == 1 ? " event still in progress at exit was"
+                      : " events still in progress at exit were") +
+        " left out of the trace (a thread stopped inside an allocation call)\n";
+    say(text.c_str());
   }
   g.final_flush_done.store(true);
   pthread_mutex_unlock(&g_flush_lock);

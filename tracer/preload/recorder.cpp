@@ -48,11 +48,11 @@ void thread_key_destructor(void*) {
 
 // Waits (outside signal handlers only) while the writer is behind, so memory stays bounded.
 bool wait_for_room() {
-  if (g.live_buffers.load(std::memory_order_relaxed) < g.max_buffers) return true;
+  if (g.full_buffers.load(std::memory_order_relaxed) < g.max_buffers) return true;
   if (t_depth > 1) return true;      // nested: never block, go over the bound a little
   for (int i = 0; i < 10000; ++i) {  // at most ~10 s, then drop rather than hang
     if (g.final_flush_done.load(std::memory_order_relaxed)) return false;
-    if (g.live_buffers.load(std::memory_order_relaxed) < g.max_buffers) return true;
+    if (g.full_buffers.load(std::memory_order_relaxed) < g.max_buffers) return true;
     const timespec pause{0, 1'000'000};
     nanosleep(&pause, nullptr);
   }
@@ -90,14 +90,13 @@ Buffer* acquire_buffer(Buffer* full) {
   if (full) {
     g.buffers_filled.fetch_add(1, std::memory_order_relaxed);
     wake_writer();
+    // Only a thread that fills buffers makes the writer's backlog grow: only it waits.
+    if (!wait_for_room()) return nullptr;
   }
-  // A spare is already counted in live_buffers, so it needs no room.
   Buffer* fresh = take_spare();
   if (!fresh) {
-    if (!wait_for_room()) return nullptr;
     fresh = static_cast<Buffer*>(raw_map(buffer_bytes()));
     if (!fresh) return nullptr;
-    g.live_buffers.fetch_add(1, std::memory_order_relaxed);
   }
   if (t_tid == 0) t_tid = static_cast<std::uint64_t>(kernel_call(SYS_gettid));
   note_recording_thread(t_tid);
@@ -109,7 +108,11 @@ Buffer* acquire_buffer(Buffer* full) {
                                                 std::memory_order_relaxed));
   Buffer* expected = full;
   if (t_buffer.compare_exchange_strong(expected, fresh)) {
-    if (full) full->abandoned.store(true, std::memory_order_release);
+    if (full) {
+      full->handed_over_full = true;
+      g.full_buffers.fetch_add(1, std::memory_order_relaxed);
+      full->abandoned.store(true, std::memory_order_release);
+    }
     if (!t_key_set && g_thread_key_ready.load(std::memory_order_acquire)) {
       t_key_set = true;
       ++t_heap_guard;  // glibc may calloc the key's storage: that is not the program's
@@ -127,6 +130,10 @@ Buffer* acquire_buffer(Buffer* full) {
 }  // namespace
 
 void recycle_buffer(Buffer* b) {
+  if (b->handed_over_full) {
+    b->handed_over_full = false;
+    g.full_buffers.fetch_sub(1, std::memory_order_relaxed);
+  }
   b->floor = g.seq.load(std::memory_order_seq_cst);
   b->reserved.store(0, std::memory_order_relaxed);
   b->abandoned.store(false, std::memory_order_relaxed);
@@ -141,7 +148,6 @@ void recycle_buffer(Buffer* b) {
       return;
   }
   raw_unmap(b, buffer_bytes());
-  g.live_buffers.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void forget_thread_buffer() {

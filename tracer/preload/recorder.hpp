@@ -68,10 +68,13 @@ struct Buffer {
   // recycled, which every number taken since exceeds.
   std::uint64_t floor;
   std::atomic<bool> abandoned;  // its thread moved on (buffer full) or exited
-  std::uint32_t consumed;       // writer only: slots below this were collected
-  std::uint64_t thread;         // kernel thread id of the owner
-  Buffer* next_new;             // registration list (lock-free push)
-  Buffer* next_owned;           // writer's own list
+  // Set before `abandoned` when its thread moved on because it was full: it counts in
+  // Globals::full_buffers until the writer has emptied it.
+  bool handed_over_full;
+  std::uint32_t consumed;  // writer only: slots below this were collected
+  std::uint64_t thread;    // kernel thread id of the owner
+  Buffer* next_new;        // registration list (lock-free push)
+  Buffer* next_owned;      // writer's own list
   Record records[buffer_records];
 };
 
@@ -94,7 +97,11 @@ struct Globals {
   std::atomic<int> state{static_cast<int>(State::uninitialized)};
   std::atomic<std::uint64_t> seq{0};
   std::atomic<Buffer*> new_buffers{nullptr};
-  std::atomic<int> live_buffers{0};
+  // Buffers handed over full and not emptied yet: how far the writer is behind. A thread that
+  // fills one waits while there are max_buffers of them. Threads' current buffers do not count:
+  // a program with more threads than that is not behind (its 129th thread used to wait ~10 s
+  // for room, then lose its events).
+  std::atomic<int> full_buffers{0};
   std::atomic<std::uint64_t> dropped{0};
   // Buffers filled so far: the writer flushes when one fills rather than waiting for its
   // period, so at high event rates what is not on disk yet stays near one buffer's worth.

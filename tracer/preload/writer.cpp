@@ -639,7 +639,7 @@ void fork_child() {
   GuardScope guard;
   forget_thread_buffer();
   g.new_buffers.store(nullptr);
-  g.live_buffers.store(0);
+  g.full_buffers.store(0);
   g_owned = nullptr;
   g_emitted_below = g.seq.load();
   g.dropped.store(0);

@@ -362,6 +362,10 @@ TEST(Record, sigkill_leaves_every_event_flushed_before_it_on_disk) {
   EXPECT_EQ(in_run.frees, c.at("frees"));
 }
 
+// The interposer is not instrumented; preloaded behind the tracer into a ThreadSanitizer-built
+// program, the program died of SIGSEGV before reporting anything (not diagnosed further).
+#define STUCK_REALLOC_UNDER_TSAN "an uninstrumented realloc interposer crashed the runtime"
+
 // A thread that stops for good inside realloc (below the tracer, between the reservation of its
 // record and its completion) must not stop the writer: the other threads' events still reach
 // the disk within about a second, and the program is not made to wait for buffer room. The
@@ -369,6 +373,7 @@ TEST(Record, sigkill_leaves_every_event_flushed_before_it_on_disk) {
 // program would have waited ~10 s for room and then dropped events.
 TEST(Record, a_thread_stopped_inside_an_allocation_call_does_not_stop_the_writer) {
   ALLOCLAB_SKIP_UNDER_ASAN();
+  ALLOCLAB_SKIP_UNDER_TSAN(STUCK_REALLOC_UNDER_TSAN);
   ScratchDir dir;
   const std::string trace = dir.file("trace.alt");
   // 2.5 s: the writer gives up on the record after ~1 s, then writes the rest at its next flush.
@@ -387,6 +392,7 @@ TEST(Record, a_thread_stopped_inside_an_allocation_call_does_not_stop_the_writer
 // else, and the summary says that one event was left out.
 TEST(Record, an_event_still_in_progress_at_exit_is_reported_missing) {
   ALLOCLAB_SKIP_UNDER_ASAN();
+  ALLOCLAB_SKIP_UNDER_TSAN(STUCK_REALLOC_UNDER_TSAN);
   ScratchDir dir;
   const std::string counts = dir.file("counts.txt");
   const Recorded r =
@@ -407,6 +413,7 @@ TEST(Record, an_event_still_in_progress_at_exit_is_reported_missing) {
 // allocation and free).
 TEST(Record, a_record_completed_after_the_writer_gave_up_on_it_is_written_late) {
   ALLOCLAB_SKIP_UNDER_ASAN();
+  ALLOCLAB_SKIP_UNDER_TSAN(STUCK_REALLOC_UNDER_TSAN);
   ScratchDir dir;
   const std::string counts = dir.file("counts.txt");
   const Recorded r =

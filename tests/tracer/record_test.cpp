@@ -82,6 +82,23 @@ TEST(Record, more_threads_than_buffers_in_the_backlog_neither_wait_nor_lose_even
   EXPECT_NE(run.recorded.output.find("0 dropped"), std::string::npos) << run.recorded.output;
 }
 
+// Mappings trimmed, punched, replaced with MAP_FIXED, moved and resized with mremap, and
+// unmapped several at a time: every change is in the trace (a part that stays mapped is a block
+// of its own), so it resolves cleanly and nothing mapped in the run is left. The tracer used to
+// know a mapping only by its start: each round left blocks it thought live, and the next
+// mapping at their address read as an allocation over a live block.
+TEST(Record, every_way_a_mapping_goes_is_recorded) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const Traced run = record_program(dir, TORTURE_MAPPINGS, "50");
+  expect_no_anomalies(run);
+  const RunCounts c = count_in_runs(run.trace, "work");
+  EXPECT_EQ(c.maps, run.counts.at("maps"));
+  EXPECT_EQ(c.unmaps, run.counts.at("unmaps"));
+  EXPECT_EQ(c.maps, c.unmaps);  // nothing mapped in the run outlives it
+  EXPECT_GE(c.maps, 50u * 12u);
+}
+
 // While a program has one thread, the tracer numbers its events without a locked instruction;
 // a second thread must switch it to locked ones before its first event, however it started.
 void expect_clean_second_thread(const char* how) {

@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdarg>
 #include <cstdint>
 #include <cstring>
 
 #include "kernel_call.hpp"
+#include "mappings.hpp"
 #include "preload.hpp"
 #include "recorder.hpp"
 #include "stacks.hpp"
@@ -27,6 +29,7 @@ using PosixMemalignFn = int (*)(void**, std::size_t, std::size_t);
 using AlignedFn = void* (*)(std::size_t, std::size_t);
 using MmapFn = void* (*)(void*, std::size_t, int, int, int, off_t);
 using MunmapFn = int (*)(void*, std::size_t);
+using MremapFn = void* (*)(void*, std::size_t, std::size_t, int, ...);
 
 struct RealFunctions {
   MallocFn malloc;
@@ -40,6 +43,7 @@ struct RealFunctions {
   MallocFn pvalloc;
   MmapFn mmap;
   MunmapFn munmap;
+  MremapFn mremap;
 };
 RealFunctions real;
 
@@ -169,6 +173,7 @@ void resolve_real_functions() {
   real.pvalloc = next_symbol<MallocFn>("pvalloc");
   real.mmap = next_symbol<MmapFn>("mmap");
   real.munmap = next_symbol<MunmapFn>("munmap");
+  real.mremap = next_symbol<MremapFn>("mremap");
 }
 
 }  // namespace alloclab::preload
@@ -292,11 +297,10 @@ ALLOCLAB_EXPORT void* mmap(void* addr, std::size_t length, int prot, int flags, 
     return reinterpret_cast<void*>(kernel_call(SYS_mmap, addr, length, prot, flags, fd, offset));
   }
   void* p = real.mmap(addr, length, prot, flags, fd, offset);
-  if (p != MAP_FAILED && (flags & MAP_ANONYMOUS) && tracing() && length >= g.min_size &&
-      !ALLOCLAB_FROM_RUNTIME()) {
-    if (mapping_insert(reinterpret_cast<std::uintptr_t>(p)))
-      record_event(op_alloc, kind_mapped, reinterpret_cast<std::uintptr_t>(p), length, 0);
-  }
+  // Any mapping, anonymous or not, replaces what was mapped there (MAP_FIXED).
+  if (p != MAP_FAILED && tracing() && !ALLOCLAB_FROM_RUNTIME())
+    mappings_mapped(reinterpret_cast<std::uintptr_t>(p), length,
+                    (flags & MAP_ANONYMOUS) && length >= g.min_size, length);
   return p;
 }
 
@@ -307,11 +311,42 @@ ALLOCLAB_EXPORT void* mmap64(void* addr, std::size_t length, int prot, int flags
 
 ALLOCLAB_EXPORT int munmap(void* addr, std::size_t length) {
   ensure_ready();
-  if (tracing() && !ALLOCLAB_FROM_RUNTIME() &&
-      mapping_erase(reinterpret_cast<std::uintptr_t>(addr)))
-    record_event(op_free, kind_mapped, reinterpret_cast<std::uintptr_t>(addr), 0, 0);
+  // Recorded before the pages go: a mapping another thread then gets there comes later.
+  if (tracing() && !ALLOCLAB_FROM_RUNTIME())
+    mappings_forget(reinterpret_cast<std::uintptr_t>(addr), length);
   if (!real.munmap) return static_cast<int>(kernel_call(SYS_munmap, addr, length));
   return real.munmap(addr, length);
+}
+
+// A recorded mapping that mremap moves or resizes is freed, and allocated again where it ends
+// up, with its new size; one it copies (old size 0) or leaves mapped (MREMAP_DONTUNMAP) is not
+// freed. If mremap fails, the freed one is allocated again where it was.
+ALLOCLAB_EXPORT void* mremap(void* old, std::size_t old_size, std::size_t new_size, int flags,
+                             ...) {
+  void* new_address = nullptr;
+  if (flags & MREMAP_FIXED) {
+    va_list rest;
+    va_start(rest, flags);
+    new_address = va_arg(rest, void*);
+    va_end(rest);
+  }
+  ensure_ready();
+  const bool traced = tracing() && !ALLOCLAB_FROM_RUNTIME();
+  const auto old_start = reinterpret_cast<std::uintptr_t>(old);
+  const bool stays = old_size == 0 || (flags & MREMAP_DONTUNMAP);
+  bool recorded = false;
+  if (traced) recorded = stays ? mappings_contain(old_start) : mappings_forget(old_start, old_size);
+  void* p = real.mremap ? real.mremap(old, old_size, new_size, flags, new_address)
+                        : reinterpret_cast<void*>(
+                              kernel_call(SYS_mremap, old, old_size, new_size, flags, new_address));
+  if (traced) {
+    if (p != MAP_FAILED)
+      mappings_mapped(reinterpret_cast<std::uintptr_t>(p), new_size,
+                      recorded && new_size >= g.min_size, new_size);
+    else if (recorded && !stays)
+      mappings_mapped(old_start, old_size, old_size >= g.min_size, old_size);
+  }
+  return p;
 }
 
 // The tracer's own writer thread takes no sequence numbers: only the program's threads count.

@@ -280,38 +280,4 @@ void record_marker(std::uint8_t op, const char* label) {
   complete_record(pending, op, 0, index, 0, 0);
 }
 
-namespace {
-inline constexpr std::size_t mapping_slots = 1u << 16;
-inline constexpr std::uint64_t mapping_empty = 0;
-inline constexpr std::uint64_t mapping_deleted = 1;  // mappings are page aligned: never 1
-std::atomic<std::uint64_t> g_mappings[mapping_slots];
-
-std::size_t mapping_hash(std::uint64_t address) {
-  return static_cast<std::size_t>((address >> 12) * 0x9E3779B97F4A7C15ull >> 48) &
-         (mapping_slots - 1);
-}
-}  // namespace
-
-bool mapping_insert(std::uint64_t address) {
-  std::size_t i = mapping_hash(address);
-  for (std::size_t probe = 0; probe < 256; ++probe, i = (i + 1) & (mapping_slots - 1)) {
-    std::uint64_t current = g_mappings[i].load(std::memory_order_relaxed);
-    if ((current == mapping_empty || current == mapping_deleted) &&
-        g_mappings[i].compare_exchange_strong(current, address))
-      return true;
-  }
-  return false;
-}
-
-bool mapping_erase(std::uint64_t address) {
-  std::size_t i = mapping_hash(address);
-  for (std::size_t probe = 0; probe < 256; ++probe, i = (i + 1) & (mapping_slots - 1)) {
-    std::uint64_t current = g_mappings[i].load(std::memory_order_relaxed);
-    if (current == mapping_empty) return false;
-    if (current == address && g_mappings[i].compare_exchange_strong(current, mapping_deleted))
-      return true;
-  }
-  return false;
-}
-
 }  // namespace alloclab::preload

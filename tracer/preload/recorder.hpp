@@ -184,11 +184,6 @@ ALLOCLAB_FAST_PATH void record_event(std::uint8_t op, std::uint8_t kind, std::ui
                                      std::uint64_t size, std::uint64_t alignment);
 void record_marker(std::uint8_t op, const char* label);
 
-// Anonymous mappings that were recorded, so munmap records only those (and --min-size stays
-// consistent). Lock-free open addressing; a full table just stops recording new mappings.
-bool mapping_insert(std::uint64_t address);
-bool mapping_erase(std::uint64_t address);
-
 // Called by the writer: this thread's buffer is handed over at thread exit.
 void thread_exit_handover();
 // In a forked child: this thread's buffer belongs to the parent's trace; start a new one. The

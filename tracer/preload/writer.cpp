@@ -33,6 +33,7 @@
 #include "clock.hpp"
 #include "kernel_call.hpp"
 #include "lifecycle.hpp"
+#include "mappings.hpp"
 #include "preload.hpp"
 #include "recorder.hpp"
 #include "stacks.hpp"
@@ -665,6 +666,7 @@ void start_tracing() {
   stacks_warm_up();  // first: the metadata names the unwinder it picks
   if (!open_trace()) return;
   init_thread_key();
+  init_mappings();
   pthread_atfork(nullptr, nullptr, fork_child);
   install_fatal_handlers();
   std::atexit(at_exit_flush);

@@ -1,0 +1,91 @@
+/* Every way an anonymous mapping stops being mapped, as allocators and runtimes do it, inside a
+ * run; at its end nothing mapped in it is left. Counts the mapping events the trace must hold
+ * (README: a part that stays mapped is a block of its own), and where the pieces should be:
+ *   - jemalloc's alignment: map twice the size, unmap the unaligned head and tail, later the rest
+ *   - a reservation with pages mapped over it with MAP_FIXED (GPU runtimes, JITs), a hole
+ *     punched into its middle, then the whole reservation unmapped in one call
+ *   - mremap that grows and moves, and one that shrinks in place
+ *   - two adjacent mappings unmapped in one call
+ * mappings COUNTS_FILE [ROUNDS] (default 50) */
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "torture.h"
+
+static unsigned long long maps, unmaps;
+
+static char* map(size_t bytes) {
+  char* p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) exit(1);
+  ++maps;
+  p[0] = 1;
+  return p;
+}
+
+static void unmap_all_of(char* p, size_t bytes, unsigned recorded_mappings) {
+  if (munmap(p, bytes) != 0) exit(1);
+  unmaps += recorded_mappings;
+}
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 2 ? atoi(argv[2]) : 50;
+  const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  const size_t chunk = 2u << 20;
+  alloclab_run_begin("work");
+  for (int round = 0; round < rounds; ++round) {
+    /* Alignment by trimming: each trim frees the block and allocates what stays. */
+    char* raw = map(2 * chunk);
+    char* aligned = (char*)(((uintptr_t)raw + chunk - 1) & ~(uintptr_t)(chunk - 1));
+    if (aligned > raw) {
+      if (munmap(raw, (size_t)(aligned - raw)) != 0) return 1;
+      ++unmaps, ++maps;
+    }
+    if (aligned + chunk < raw + 2 * chunk) {
+      if (munmap(aligned + chunk, (size_t)(raw + 2 * chunk - (aligned + chunk))) != 0) return 1;
+      ++unmaps, ++maps;
+    }
+    aligned[chunk - 1] = 1;
+
+    /* A reservation, four pages mapped over its start: the reservation's block is freed, the
+     * twelve pages above stay a block, the new mapping is one. */
+    char* reserve = mmap(NULL, 16 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (reserve == MAP_FAILED) return 1;
+    ++maps;
+    char* inside = mmap(reserve, 4 * page, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (inside != reserve) return 1;
+    ++unmaps, maps += 2;
+    inside[0] = 1;
+    /* A hole in the middle of the twelve pages: freed, and the parts below and above stay. */
+    if (munmap(reserve + 8 * page, 2 * page) != 0) return 1;
+    ++unmaps, maps += 2;
+    /* All sixteen pages at once: the four-page mapping and the two parts. */
+    unmap_all_of(reserve, 16 * page, 3);
+
+    /* mremap: grow (and perhaps move), then shrink in place. */
+    char* grow = map(page);
+    grow = mremap(grow, page, 64 * page, MREMAP_MAYMOVE);
+    if (grow == MAP_FAILED) return 1;
+    ++unmaps, ++maps;
+    grow[64 * page - 1] = 1;
+    if (mremap(grow, 64 * page, 8 * page, 0) != grow) return 1;
+    ++unmaps, ++maps;
+    unmap_all_of(grow, 8 * page, 1);
+
+    /* Two mappings side by side (one MAP_FIXED into the other's reservation), one munmap. */
+    char* pair = map(8 * page);
+    if (mmap(pair + 4 * page, 4 * page, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != pair + 4 * page)
+      return 1;
+    ++unmaps, maps += 2; /* the first is freed, its lower half stays, the new one */
+    unmap_all_of(pair, 8 * page, 2);
+
+    unmap_all_of(aligned, chunk, 1);
+  }
+  alloclab_run_end();
+  torture_count(argv[1], "maps", maps);
+  torture_count(argv[1], "unmaps", unmaps);
+  return 0;
+}

@@ -1,0 +1,216 @@
+// The table of recorded mappings (mappings.hpp): a sorted array of disjoint ranges under a spin
+// lock. mmap and munmap are system calls of microseconds, and programs keep from a few to a few
+// thousand mappings (the kernel allows 65,530 by default), so a binary search and a memmove
+// cost little next to them; new mappings mostly come below the others (the kernel fills the
+// address space top-down), which is the array's end: it is sorted by descending start.
+//
+// No event is recorded under the lock (recording may wait for buffer room): a change collects
+// its events, releases the lock and then records them, still before the real munmap, so a free
+// keeps its number below that of any later mapping at its address.
+#include "mappings.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstring>
+
+#include "recorder.hpp"
+
+namespace alloclab::preload {
+namespace {
+
+constexpr std::uint8_t op_alloc = 0;
+constexpr std::uint8_t op_free = 1;
+constexpr std::uint8_t kind_mapped = 4;
+
+struct Range {
+  std::uint64_t start;
+  std::uint64_t end;
+};
+
+constexpr std::size_t max_ranges = 65536;
+Range g_ranges[max_ranges];  // by descending start; disjoint
+std::size_t g_count = 0;
+std::uint64_t g_page = 4096;
+
+// One lock for the table. Signals are blocked while a thread takes and holds it: a signal
+// handler that maps memory never runs on a thread that holds it (it would wait for itself
+// forever), so no change is lost. Holders never block; the others wait a little at most.
+std::atomic<bool> g_locked{false};
+
+void take(sigset_t* saved) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, saved);
+  for (int spin = 0; g_locked.exchange(true, std::memory_order_acquire); ++spin) {
+    if (spin >= 100) sched_yield();
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
+void give(const sigset_t* saved) {
+  g_locked.store(false, std::memory_order_release);
+  pthread_sigmask(SIG_SETMASK, saved, nullptr);
+}
+
+class TableLock {
+ public:
+  TableLock() { take(&saved_); }
+  ~TableLock() { give(&saved_); }
+  TableLock(const TableLock&) = delete;
+  TableLock& operator=(const TableLock&) = delete;
+
+ private:
+  sigset_t saved_;
+};
+
+// A fork copies the table whole: it is taken before, and given back after on both sides.
+sigset_t g_fork_saved;
+
+void fork_prepare() {
+  take(&g_fork_saved);
+}
+
+void fork_done() {
+  give(&g_fork_saved);
+}
+
+std::uint64_t page_end(std::uint64_t start, std::uint64_t length) {
+  return start + ((length + g_page - 1) & ~(g_page - 1));
+}
+
+// The first range (in array order, so the highest) that starts below `end`: ranges from there
+// on that end above some `start` overlap [start, end).
+std::size_t first_starting_below(std::uint64_t end) {
+  std::size_t low = 0, high = g_count;
+  while (low < high) {
+    const std::size_t mid = (low + high) / 2;
+    if (g_ranges[mid].start >= end)
+      low = mid + 1;
+    else
+      high = mid;
+  }
+  return low;
+}
+
+struct Change {
+  std::uint8_t op;
+  std::uint64_t address;
+  std::uint64_t size;
+};
+
+void record_changes(const Change* changes, int n) {
+  for (int i = 0; i < n; ++i)
+    record_event(changes[i].op, kind_mapped, changes[i].address, changes[i].size, 0);
+}
+
+void count_dropped() {
+  g.dropped.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Takes [start, end) out of the table, a few ranges at a time (their events are recorded
+// between the rounds, outside the lock). Returns whether a range contained `start`.
+bool forget(std::uint64_t start, std::uint64_t end) {
+  constexpr std::size_t ranges_per_round = 16;
+  bool contained_start = false;
+  if (end <= start) return false;
+  for (;;) {
+    // The frees of the ranges taken out, then the allocations of the parts of them that stay:
+    // at most two (from `end` on: of the highest range; below `start`: of the lowest).
+    Change changes[ranges_per_round + 2];
+    int n = 0;
+    bool more = false;
+    {
+      TableLock lock;
+      const std::size_t first = first_starting_below(end);
+      std::size_t last = first;  // one past the ranges taken out
+      Range stays[2];
+      std::size_t staying = 0;
+      while (last < g_count && g_ranges[last].end > start && last - first < ranges_per_round) {
+        const Range r = g_ranges[last++];
+        if (r.start <= start && start < r.end) contained_start = true;
+        changes[n++] = {op_free, r.start, 0};
+        // Descending, as the table: the higher part first. A part below --min-size goes with
+        // its block, as a mapping that small would not have been recorded.
+        if (r.end > end && r.end - end >= g.min_size) stays[staying++] = {end, r.end};
+        if (r.start < start && start - r.start >= g.min_size) stays[staying++] = {r.start, start};
+      }
+      more = last < g_count && g_ranges[last].end > start;
+      const std::size_t removed = last - first;
+      // A hole punched into the middle of a range takes one more slot than it had.
+      if (g_count - removed + staying > max_ranges) {
+        staying = 0;
+        count_dropped();
+      }
+      if (removed != staying) {
+        std::memmove(&g_ranges[first + staying], &g_ranges[last], (g_count - last) * sizeof(Range));
+        g_count = g_count - removed + staying;
+      }
+      for (std::size_t k = 0; k < staying; ++k) {
+        g_ranges[first + k] = stays[k];
+        changes[n++] = {op_alloc, stays[k].start, stays[k].end - stays[k].start};
+      }
+    }
+    record_changes(changes, n);
+    if (!more) return contained_start;
+  }
+}
+
+enum class Added { yes, overlaps, table_full };
+
+// Adds [start, end) unless something in the table overlaps it.
+Added add_if_clear(std::uint64_t start, std::uint64_t end) {
+  TableLock lock;
+  const std::size_t at = first_starting_below(end);
+  if (at < g_count && g_ranges[at].end > start) return Added::overlaps;
+  if (g_count == max_ranges) return Added::table_full;
+  std::memmove(&g_ranges[at + 1], &g_ranges[at], (g_count - at) * sizeof(Range));
+  g_ranges[at] = {start, end};
+  ++g_count;
+  return Added::yes;
+}
+
+}  // namespace
+
+bool mappings_forget(std::uint64_t start, std::uint64_t length) {
+  return forget(start, page_end(start, length));
+}
+
+void mappings_mapped(std::uint64_t start, std::uint64_t length, bool record, std::uint64_t size) {
+  const std::uint64_t end = page_end(start, length);
+  if (!record) {
+    forget(start, end);
+    return;
+  }
+  // Almost always nothing was mapped there: one pass under the lock.
+  Added added = add_if_clear(start, end);
+  if (added == Added::overlaps) {
+    forget(start, end);
+    added = add_if_clear(start, end);
+  }
+  // A mapping the table has no room for is not recorded, nor then its munmap.
+  if (added == Added::yes)
+    record_event(op_alloc, kind_mapped, start, size, 0);
+  else
+    count_dropped();
+}
+
+bool mappings_contain(std::uint64_t address) {
+  TableLock lock;
+  const std::size_t at = first_starting_below(address + 1);
+  return at < g_count && g_ranges[at].end > address;
+}
+
+void init_mappings() {
+  const long page = sysconf(_SC_PAGESIZE);
+  if (page > 0) g_page = static_cast<std::uint64_t>(page);
+  pthread_atfork(fork_prepare, fork_done, fork_done);
+}
+
+}  // namespace alloclab::preload

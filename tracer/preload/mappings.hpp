@@ -1,0 +1,27 @@
+#pragma once
+// The program's recorded anonymous mappings, as disjoint page ranges: a mapping stops being
+// mapped in more ways than a munmap of its start (a munmap of a part of it, of several at once,
+// an mmap with MAP_FIXED over it, mremap), and each must be in the trace, or a later mapping at
+// the same address reads as an allocation over a live block. When a part of a recorded mapping
+// goes, the trace frees the block and allocates the parts that stay as blocks of their own.
+#include <cstdint>
+
+namespace alloclab::preload {
+
+// Before the real munmap (or mremap) of [start, start + length): records the free of every
+// recorded mapping it touches, and the allocation of the parts of them that stay mapped.
+// Returns whether a recorded mapping contained `start`.
+bool mappings_forget(std::uint64_t start, std::uint64_t length);
+
+// After an mmap (or mremap) mapped [start, start + length): what it replaced is forgotten as
+// above, and with `record` the new mapping is recorded, `size` bytes as requested.
+void mappings_mapped(std::uint64_t start, std::uint64_t length, bool record, std::uint64_t size);
+
+// Whether a recorded mapping contains `address`.
+bool mappings_contain(std::uint64_t address);
+
+// Once, before the program runs: the page size, and fork handlers that keep the table whole in
+// a child.
+void init_mappings();
+
+}  // namespace alloclab::preload

@@ -9,6 +9,7 @@
 #include "alloclab/replay/report.hpp"
 #include "cli_common.hpp"
 #include "progress.hpp"
+#include "validators.hpp"
 
 namespace alloclab::cli {
 namespace {
@@ -91,7 +92,7 @@ void add_advise_command(CLI::App& app) {
       "advise", "Find the smallest fifo-shrink max that keeps the unbounded cache's hit rate");
   sub->add_option("trace", cmd->path, "trace file")->required();
   sub->add_option("--json", cmd->json_out, "write the JSON advice report here");
-  sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)");
+  sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)")->check(not_negative());
   sub->add_option("--target", cmd->target,
                   "share of the unbounded hit rate to keep, in (0, 1] (default 0.99)");
   sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch");

@@ -6,6 +6,7 @@
 #include "alloclab/interchange/formats.hpp"
 #include "alloclab/trace/synthetic.hpp"
 #include "cli_common.hpp"
+#include "validators.hpp"
 
 namespace alloclab::cli {
 namespace {
@@ -46,9 +47,13 @@ void add_generate_command(CLI::App& app) {
       ->required();
   cmd->add_option("--shape", options->shape, "cnn, transformer or random")->capture_default_str();
   cmd->add_option("--runs", options->runs, "number of runs (forward passes)")
+      ->check(not_negative())
       ->capture_default_str();
-  cmd->add_option("--events", options->events, "generate at least this many events instead");
-  cmd->add_option("--seed", options->seed, "random seed")->capture_default_str();
+  cmd->add_option("--events", options->events, "generate at least this many events instead")
+      ->check(not_negative());
+  cmd->add_option("--seed", options->seed, "random seed")
+      ->check(not_negative())
+      ->capture_default_str();
   cmd->callback([options] { run_generate(*options); });
 }
 

@@ -7,6 +7,7 @@
 #include "alloclab/trace/stacks.hpp"
 #include "alloclab/trace/summary.hpp"
 #include "cli_common.hpp"
+#include "validators.hpp"
 
 namespace alloclab::cli {
 namespace {
@@ -191,7 +192,8 @@ void add_info_command(CLI::App& app) {
   cmd->add_flag("--json", options->json, "print JSON (keys documented in README)");
   cmd->add_flag("--stacks{10}", options->stacks,
                 "also show the call stacks that allocated most, by count and by bytes "
-                "(--stacks=N: the top N, default 10)");
+                "(--stacks=N: the top N, default 10)")
+      ->check(not_negative());
   cmd->callback([options] { run_info(*options); });
 }
 

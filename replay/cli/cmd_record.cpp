@@ -23,6 +23,7 @@
 #include "cli_common.hpp"
 #include "record_cuda.hpp"
 #include "record_files.hpp"
+#include "validators.hpp"
 
 namespace alloclab::cli {
 namespace {
@@ -169,7 +170,8 @@ void add_record_command(CLI::App& app) {
   cmd->add_option("-o,--output", options->output,
                   "trace file to create (default: alloclab.CMD.PID.alt here)");
   cmd->add_option("--min-size", options->min_size,
-                  "record only blocks of at least this many usable bytes");
+                  "record only blocks of at least this many usable bytes")
+      ->check(not_negative());
   cmd->add_option("--stacks", options->stacks,
                   "record up to N frames of the call stack of every allocation (slow: ~1 us each)")
       ->check(CLI::Range(0, 64));

@@ -14,6 +14,7 @@
 #include "cli_common.hpp"
 #include "progress.hpp"
 #include "replay_table.hpp"
+#include "validators.hpp"
 
 namespace alloclab::cli {
 namespace {
@@ -128,7 +129,7 @@ void add_replay_command(CLI::App& app) {
       ->required();
   sub->add_option("--json", cmd->json_out, "write the JSON report here");
   sub->add_option("--csv", cmd->csv_out, "write one CSV row per strategy here");
-  sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)");
+  sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)")->check(not_negative());
   sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch");
   sub->add_option("--memory-limit", cmd->memory_limit,
                   "emulate a device of this size (e.g. 8GiB): the upstream fails beyond it");

@@ -10,6 +10,7 @@
 #include "alloclab/replay/sweep.hpp"
 #include "cli_common.hpp"
 #include "progress.hpp"
+#include "validators.hpp"
 
 namespace alloclab::cli {
 namespace {
@@ -95,7 +96,7 @@ void add_sweep_command(CLI::App& app) {
       ->required();
   sub->add_option("--json", cmd->json_out, "write the JSON report (with a \"sweep\" object) here");
   sub->add_option("--csv", cmd->csv_out, "write one CSV row per point here (first column: point)");
-  sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)");
+  sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)")->check(not_negative());
   sub->add_option("--shard", cmd->shard,
                   "replay only shard i of n (0-based): the points k with k % n == i; join the "
                   "shard reports with `alloclab merge`");

@@ -152,6 +152,31 @@ TEST(Cli, generate_is_deterministic) {
   std::filesystem::remove(b);
 }
 
+// CLI11 read "-3" into an unsigned option as 2^64 - 3: generate --runs -3 allocated until the
+// kernel killed it, --events -3 never ended, record --min-size -5 recorded nothing. (Run with a
+// memory and time limit, so a regression fails here instead of taking the machine down.)
+TEST(Cli, negative_counts_sizes_and_seeds_are_refused) {
+  const std::string out = temp_path("negative.alt");
+  const std::string tiny = std::string(ALLOCLAB_TRACES_DIR) + "/tiny.csv";
+#if defined(__SANITIZE_ADDRESS__)
+  const std::string limits = "timeout 20 ";  // its shadow memory needs more address space
+#else
+  const std::string limits = "ulimit -v 4000000 && timeout 20 ";
+#endif
+  for (const std::string& args :
+       {"generate --runs -3 -o " + out, "generate --events -3 -o " + out,
+        "generate --seed -1 -o " + out, "record --min-size -5 -o " + out + " -- true",
+        "info " + tiny + " --stacks=-2", "replay " + tiny + " -s cache -j -2",
+        "sweep " + tiny + " -s 'fifo-shrink:max={1MiB..4MiB:x2}' -j -1",
+        "advise " + tiny + " -j -1"}) {
+    const Result r = alloclab::test::run_shell(limits + ALLOCLAB_CLI + " " + args);
+    EXPECT_NE(r.status, 0) << args;
+    EXPECT_NE(r.status, 124) << args << ": timed out";
+    EXPECT_NE(r.output.find("must not be negative"), std::string::npos) << args << "\n" << r.output;
+    EXPECT_FALSE(std::filesystem::exists(out)) << args;
+  }
+}
+
 TEST(Cli, unknown_shape_lists_the_accepted_ones) {
   const Result r = run("generate --shape lstm -o " + temp_path("x.alt"));
   EXPECT_EQ(r.status, 2);

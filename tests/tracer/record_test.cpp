@@ -57,15 +57,19 @@ RunCounts expect_clean_work_counts(const Traced& run) {
   return c;
 }
 
+// A clean run of `workers` threads that allocated `allocs` blocks in all, none lost.
+void expect_every_thread_whole(const Traced& run, std::size_t workers, std::uint64_t allocs) {
+  const RunCounts c = expect_clean_work_counts(run);
+  EXPECT_EQ(c.runs, 1u);
+  EXPECT_EQ(run.counts.at("allocs"), allocs);
+  EXPECT_GE(run.trace.origins().size(), workers + 1);  // and main
+  EXPECT_NE(run.recorded.output.find("0 dropped"), std::string::npos) << run.recorded.output;
+}
+
 TEST(Record, eight_threads_handing_blocks_to_each_other) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;
-  const Traced run = record_program(dir, TORTURE_THREADS);
-  const RunCounts c = expect_clean_work_counts(run);
-  EXPECT_EQ(c.runs, 1u);
-  EXPECT_EQ(run.counts.at("allocs"), 8u * 20000u);
-  EXPECT_GE(run.trace.origins().size(), 9u);  // main and 8 workers
-  EXPECT_NE(run.recorded.output.find("0 dropped"), std::string::npos) << run.recorded.output;
+  expect_every_thread_whole(record_program(dir, TORTURE_THREADS), 8, 8u * 20000u);
 }
 
 // 300 threads alive at once, each with a buffer: more than the writer's backlog bound (128
@@ -74,12 +78,7 @@ TEST(Record, eight_threads_handing_blocks_to_each_other) {
 TEST(Record, more_threads_than_buffers_in_the_backlog_neither_wait_nor_lose_events) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;
-  const Traced run = record_program(dir, TORTURE_MANY_THREADS, "300");
-  const RunCounts c = expect_clean_work_counts(run);
-  EXPECT_EQ(c.runs, 1u);
-  EXPECT_EQ(run.counts.at("allocs"), 3000u);
-  EXPECT_GE(run.trace.origins().size(), 301u);  // main and 300 workers
-  EXPECT_NE(run.recorded.output.find("0 dropped"), std::string::npos) << run.recorded.output;
+  expect_every_thread_whole(record_program(dir, TORTURE_MANY_THREADS, "300"), 300, 3000);
 }
 
 // Mappings trimmed, punched, replaced with MAP_FIXED, moved and resized with mremap, and
@@ -405,23 +404,32 @@ TEST(Record, a_thread_stopped_inside_an_allocation_call_does_not_stop_the_writer
   EXPECT_EQ(in_run.frees, c.at("frees"));
 }
 
+// Records torture_stuck_realloc in `mode` (exit, late) with the interposer preloaded, checks
+// that it exited normally and that its run holds exactly the program's counts; returns what
+// `record` printed.
+std::string record_stuck_realloc(const ScratchDir& dir, const std::string& mode, Trace& trace) {
+  const std::string counts = dir.file("counts.txt");
+  const Recorded r =
+      record(dir.file("t.alt"), std::string(TORTURE_STUCK_REALLOC) + " " + counts + " " + mode,
+             std::string("LD_PRELOAD=") + STUCK_REALLOC_LIBRARY);
+  EXPECT_EQ(r.status, 0) << r.output;
+  trace = read_alt(dir.file("t.alt"));
+  EXPECT_EQ(resolve(trace).anomalies.total(), 0u);
+  const RunCounts in_run = count_in_runs(trace, "work");
+  EXPECT_EQ(in_run.allocs, read_counts(counts).at("allocs"));
+  EXPECT_EQ(in_run.frees, read_counts(counts).at("frees"));
+  return r.output;
+}
+
 // The same thread still inside the call when the program exits: the trace holds everything
 // else, and the summary says that one event was left out.
 TEST(Record, an_event_still_in_progress_at_exit_is_reported_missing) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ALLOCLAB_SKIP_UNDER_TSAN(STUCK_REALLOC_UNDER_TSAN);
   ScratchDir dir;
-  const std::string counts = dir.file("counts.txt");
-  const Recorded r =
-      record(dir.file("t.alt"), std::string(TORTURE_STUCK_REALLOC) + " " + counts + " exit",
-             std::string("LD_PRELOAD=") + STUCK_REALLOC_LIBRARY);
-  ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("1 event still in progress"), std::string::npos) << r.output;
-  const Trace t = read_alt(dir.file("t.alt"));
-  EXPECT_EQ(resolve(t).anomalies.total(), 0u);
-  const RunCounts in_run = count_in_runs(t, "work");
-  EXPECT_EQ(in_run.allocs, read_counts(counts).at("allocs"));
-  EXPECT_EQ(in_run.frees, read_counts(counts).at("frees"));
+  Trace t;
+  const std::string output = record_stuck_realloc(dir, "exit", t);
+  EXPECT_NE(output.find("1 event still in progress"), std::string::npos) << output;
 }
 
 // The call returns after 1.5 s, when the writer has given up on its record and written the
@@ -432,16 +440,9 @@ TEST(Record, a_record_completed_after_the_writer_gave_up_on_it_is_written_late) 
   ALLOCLAB_SKIP_UNDER_ASAN();
   ALLOCLAB_SKIP_UNDER_TSAN(STUCK_REALLOC_UNDER_TSAN);
   ScratchDir dir;
-  const std::string counts = dir.file("counts.txt");
-  const Recorded r =
-      record(dir.file("t.alt"), std::string(TORTURE_STUCK_REALLOC) + " " + counts + " late",
-             std::string("LD_PRELOAD=") + STUCK_REALLOC_LIBRARY);
-  ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_EQ(r.output.find("in progress"), std::string::npos) << r.output;
-  const Trace t = read_alt(dir.file("t.alt"));
-  EXPECT_EQ(resolve(t).anomalies.total(), 0u);
-  const RunCounts in_run = count_in_runs(t, "work");
-  EXPECT_EQ(in_run.allocs, read_counts(counts).at("allocs"));
+  Trace t;
+  const std::string output = record_stuck_realloc(dir, "late", t);
+  EXPECT_EQ(output.find("in progress"), std::string::npos) << output;
   // The realloc's three events, in an order consistent for both blocks.
   std::size_t old_alloc = t.size(), old_free = t.size(), new_alloc = t.size(), new_free = t.size();
   for (std::size_t i = 0; i < t.size(); ++i) {

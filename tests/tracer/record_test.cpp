@@ -98,6 +98,24 @@ TEST(Record, every_way_a_mapping_goes_is_recorded) {
   EXPECT_GE(c.maps, 50u * 12u);
 }
 
+// The main thread leaves with pthread_exit and the other threads end later: glibc then ends the
+// process with exit(0) once its last thread ends, and the tracer's writer thread, one of them,
+// kept the process running forever. (Under a time limit, so a regression fails here.)
+TEST(Record, a_program_whose_main_thread_exits_first_still_ends) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string trace = dir.file("trace.alt");
+  const std::string counts = dir.file("counts.txt");
+  const Recorded r =
+      record(trace, std::string(TORTURE_MAIN_EXITS_FIRST) + " " + counts, "timeout -s KILL 60");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Trace t = read_alt(trace);
+  EXPECT_EQ(resolve(t).anomalies.total(), 0u);
+  const RunCounts in_run = count_in_runs(t, "work");
+  EXPECT_EQ(in_run.allocs, read_counts(counts).at("allocs"));
+  EXPECT_EQ(in_run.frees, read_counts(counts).at("frees"));
+}
+
 // While a program has one thread, the tracer numbers its events without a locked instruction;
 // a second thread must switch it to locked ones before its first event, however it started.
 void expect_clean_second_thread(const char* how) {

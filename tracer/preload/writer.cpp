@@ -483,10 +483,37 @@ void flush(bool bounded) {
   pthread_mutex_unlock(&g_flush_lock);
 }
 
+// Whether the writer is the last thread: the program's main thread left with pthread_exit (the
+// thread group's leader then stays a zombie, counted in num_threads) and every other thread of
+// the program has ended. glibc ends the process with exit(0) when its last thread ends; the
+// writer is one of its threads, so a program that ends that way ran on forever.
+bool only_the_writer_is_left() {
+  char text[1024];
+  const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t n = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  text[n] = '\0';
+  // "pid (comm) state ..." where comm may hold spaces and parentheses; num_threads is the 20th
+  // field, the 17th after the state.
+  const char* p = std::strrchr(text, ')');
+  if (!p || p[1] != ' ') return false;
+  p += 2;
+  if (*p != 'Z') return false;
+  for (int field = 0; field < 17; ++field) {
+    p = std::strchr(p, ' ');
+    if (!p) return false;
+    ++p;
+  }
+  return std::strtol(p, nullptr, 10) == 2;
+}
+
 void* writer_main(void*) {
   t_is_writer = true;
   ++t_guard;  // the writer's own allocations are never recorded
   std::uint64_t filled_seen = 0;
+  std::uint64_t last_look_ns = 0;
   while (!g_writer_stop.load()) {
     for (std::uint64_t i = 0; i < g_period_steps; ++i) {
       // Read before the checks: a wake after them changes it, and the nap returns at once.
@@ -501,6 +528,13 @@ void* writer_main(void*) {
     flush(requested > g_flush_done.load());
     g_flush_done.store(requested);
     wake_all(g_flushes);
+    const std::uint64_t now = monotonic_ns();
+    if (now - last_look_ns >= 50'000'000) {
+      last_look_ns = now;
+      // As glibc would have: exit handlers, then the final flush (the destructor, on this
+      // thread: it cannot join itself and goes on to flush).
+      if (only_the_writer_is_left()) std::exit(0);
+    }
   }
   return nullptr;
 }
@@ -731,7 +765,8 @@ __attribute__((destructor(101))) static void alloclab_preload_destructor() {
   ++t_guard;
   g_writer_stop.store(true);
   wake_writer();
-  pthread_join(g_writer_thread, nullptr);
+  // Here on the writer thread itself when it ended the process (only_the_writer_is_left).
+  if (!t_is_writer) pthread_join(g_writer_thread, nullptr);
   g_writer_running.store(false);
   if (const std::uint64_t dropped = g.dropped.load()) {
     const std::string label = "alloclab:dropped=" + std::to_string(dropped);

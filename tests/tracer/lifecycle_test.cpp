@@ -176,7 +176,7 @@ TEST(RecordLifecycle, exec_in_place_flushes_first_and_follows_only_with_the_flag
 
 TEST(RecordLifecycle, ending_without_exit_handlers_flushes_first) {
   ALLOCLAB_SKIP_UNDER_ASAN();
-  for (const std::string how : {"_exit", "_Exit", "exit_group"}) {
+  for (const std::string how : {"_exit", "_Exit", "exit_group", "quick_exit"}) {
     SCOPED_TRACE(how);
     ScratchDir dir;
     const std::string trace = dir.file("t.alt");
@@ -189,6 +189,10 @@ TEST(RecordLifecycle, ending_without_exit_handlers_flushes_first) {
     const Loaded root = load(trace);
     EXPECT_EQ(count_in_runs(root.trace, "work").allocs, c.at("allocs"));
     EXPECT_EQ(root.resolved.anomalies.total(), 0u);
+    // The program's at_quick_exit handlers run before the flush.
+    if (how == "quick_exit") {
+      EXPECT_EQ(count_in_runs(root.trace, "quick").allocs, 100u);
+    }
   }
 }
 

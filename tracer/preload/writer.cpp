@@ -704,6 +704,9 @@ void start_tracing() {
   pthread_atfork(nullptr, nullptr, fork_child);
   install_fatal_handlers();
   std::atexit(at_exit_flush);
+  // quick_exit runs neither atexit handlers nor destructors, and ends with glibc's own _exit,
+  // which is not interposed: registered first, this runs after the program's handlers.
+  at_quick_exit(flush_before_image_ends);
   start_writer_thread();
 }
 

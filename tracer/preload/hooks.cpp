@@ -72,11 +72,6 @@ Fn next_symbol(const char* name) {
   return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
 
-constexpr std::uint8_t op_alloc = 0;
-constexpr std::uint8_t op_free = 1;
-constexpr std::uint8_t kind_host = 0;
-constexpr std::uint8_t kind_mapped = 4;
-
 // --min-size: decide on the block's usable size, which is the same at alloc and at free, so a
 // recorded allocation always gets its free recorded and a skipped one never does.
 bool big_enough(void* p) {

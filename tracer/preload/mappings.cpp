@@ -23,10 +23,6 @@
 namespace alloclab::preload {
 namespace {
 
-constexpr std::uint8_t op_alloc = 0;
-constexpr std::uint8_t op_free = 1;
-constexpr std::uint8_t kind_mapped = 4;
-
 struct Range {
   std::uint64_t start;
   std::uint64_t end;

@@ -19,7 +19,15 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "alloclab/trace/event.hpp"
+
 namespace alloclab::preload {
+
+// The ops and kinds the hooks record, as a record's 3-bit fields hold them.
+inline constexpr std::uint8_t op_alloc = static_cast<std::uint8_t>(Op::alloc);
+inline constexpr std::uint8_t op_free = static_cast<std::uint8_t>(Op::free);
+inline constexpr std::uint8_t kind_host = static_cast<std::uint8_t>(MemoryKind::host);
+inline constexpr std::uint8_t kind_mapped = static_cast<std::uint8_t>(MemoryKind::mapped);
 
 // Ops beyond alloclab::Op: a slot whose operation turned out not to happen (a failed realloc),
 // and the companion of a moved realloc's alloc(new), reserved with it in the next slot, whose

@@ -291,7 +291,7 @@ void collect(std::uint64_t S, bool bounded, std::vector<Item>& items,
       if (op == op_skip) continue;
       items.push_back(Item{seq, r.ticks, r.address_align, r.size_op, 0, origin});
       // Frames are read now: the buffer may be reused once collected.
-      if (g_stack_depth && op == static_cast<std::uint8_t>(Op::alloc)) {
+      if (g_stack_depth && op == op_alloc) {
         const std::uint64_t* frames = frame_slots(b, i);
         if (const int depth = stack_depth_of(frames))
           items.back().stack = stack_interner().intern(frames, depth, batch());
@@ -323,7 +323,7 @@ void order_moved_reallocs(std::vector<Item>& items, const std::vector<MovedReall
     const std::uint64_t address = made->address_align & field_mask;
     bool touched = false;
     for (auto between = freed + 1; between != made; ++between)
-      touched |= record_op(between->size_op) <= static_cast<std::uint8_t>(Op::free) &&
+      touched |= record_op(between->size_op) <= op_free &&
                  (between->address_align & field_mask) == address;
     if (!touched) std::rotate(freed, made, made + 1);
   }
@@ -350,7 +350,7 @@ void write_items(const std::vector<Item>& items, bool busy) {
   for (std::size_t i = 0; i < items.size(); ++i) {
     const Item& item = items[i];
     const std::uint8_t op = record_op(item.size_op);
-    const bool marker = op > static_cast<std::uint8_t>(Op::free);
+    const bool marker = op > op_free;
     col.time_ns[i] = g_clock.to_ns(item.ticks);
     col.address[i] = marker ? 0 : item.address_align & field_mask;
     const std::uint64_t size = record_size(item.size_op);
@@ -412,9 +412,8 @@ bool hold_back_split_reallocs(std::vector<Item>& items, std::vector<MovedRealloc
   for (const MovedRealloc& m : moved)
     if (m.made >= cut) g_held_moved->push_back(m);
   std::erase_if(moved, [cut](const MovedRealloc& m) { return m.made >= cut; });
-  return std::any_of(g_held_items->begin(), g_held_items->end(), [](const Item& item) {
-    return record_op(item.size_op) > static_cast<std::uint8_t>(Op::free);
-  });
+  return std::any_of(g_held_items->begin(), g_held_items->end(),
+                     [](const Item& item) { return record_op(item.size_op) > op_free; });
 }
 
 // The most sequence numbers one pass of a flush takes. A writer that fell behind (a program

@@ -21,11 +21,23 @@
 namespace {
 
 // In the order encode_chunk ends them (EncodeScratch::section_ends).
-constexpr const char* column_names[] = {
-    "tables, attrs, origins", "time",           "size, low byte",
-    "size, second byte",      "size, the rest", "sizes of other events",
-    "free references",        "reuse codes",    "recent frees",
-    "allocations back",       "address deltas"};
+constexpr const char* column_names[] = {"tables, attrs, origins",
+                                        "time",
+                                        "size, low byte",
+                                        "size, second byte",
+                                        "size, the rest",
+                                        "sizes of other events",
+                                        "free refs, low byte",
+                                        "free refs, second byte",
+                                        "free refs, the rest",
+                                        "reuse codes",
+                                        "recent frees, low byte",
+                                        "recent frees, second byte",
+                                        "recent frees, the rest",
+                                        "allocs back, low byte",
+                                        "allocs back, second byte",
+                                        "allocs back, the rest",
+                                        "address deltas"};
 constexpr std::size_t column_count = sizeof column_names / sizeof column_names[0];
 
 int usage() {
@@ -81,15 +93,15 @@ int main(int argc, char** argv) {
     const double events = trace.empty() ? 1.0 : static_cast<double>(trace.size());
     std::printf("%s: %zu events, zstd level %d, chunks of %zu events\n", argv[1], trace.size(),
                 level, chunk);
-    std::printf("%-24s %12s %12s\n", "column", "raw B/ev", "stored B/ev");
+    std::printf("%-26s %12s %12s\n", "column", "raw B/ev", "stored B/ev");
     double total_raw = 0, total_stored = 0;
     for (std::size_t c = 0; c < column_count; ++c) {
-      std::printf("%-24s %12.3f %12.3f\n", column_names[c], raw_bytes[c] / events,
+      std::printf("%-26s %12.3f %12.3f\n", column_names[c], raw_bytes[c] / events,
                   stored_bytes[c] / events);
       total_raw += raw_bytes[c];
       total_stored += stored_bytes[c];
     }
-    std::printf("%-24s %12.3f %12.3f\n", "total", total_raw / events, total_stored / events);
+    std::printf("%-26s %12.3f %12.3f\n", "total", total_raw / events, total_stored / events);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "alt_column_sizes: %s\n", e.what());
     return 2;

@@ -172,19 +172,32 @@ TEST(AltAddressModel, reallocating_a_just_freed_block_needs_no_address_delta) {
   EXPECT_EQ(back, t);
 }
 
-// The encoded chunk of `t` with one byte of section `section` (counted from the end: 1 is the
-// delta stream, 2 the allocations back, 3 the recent frees, 4 the reuse codes, 5 the free
-// references) replaced, decoded again.
-std::string decode_with_patch(const Trace& t, std::size_t section_from_end, std::size_t offset,
-                              std::uint8_t value) {
+// Sections of an encoded chunk, counted from its end: the delta stream, then the byte planes
+// (low bytes first) of the allocations back and the recent frees, the reuse codes, and the
+// planes of the free references.
+constexpr std::size_t after_low_section = 4;
+constexpr std::size_t recent_low_section = 7;
+constexpr std::size_t reuse_section = 8;
+constexpr std::size_t free_refs_low_section = 11;
+
+struct BytePatch {
+  std::size_t section_from_end;
+  std::size_t offset;
+  std::uint8_t value;
+};
+
+// The encoded chunk of `t` with bytes of its sections replaced, decoded again.
+std::string decode_with_patches(const Trace& t, std::initializer_list<BytePatch> patches) {
   detail::EncodeScratch scratch;
   detail::StackCursor cursor;
   std::vector<std::uint8_t> raw;
   detail::encode_chunk(t, 0, t.size(), cursor, raw, scratch);
   const std::vector<std::size_t>& ends = scratch.section_ends;
-  const std::size_t start = ends[ends.size() - section_from_end - 1];
-  EXPECT_LT(start + offset, ends[ends.size() - section_from_end]);
-  raw[start + offset] = value;
+  for (const BytePatch& patch : patches) {
+    const std::size_t start = ends[ends.size() - patch.section_from_end - 1];
+    EXPECT_LT(start + patch.offset, ends[ends.size() - patch.section_from_end]);
+    raw[start + patch.offset] = patch.value;
+  }
   Trace back;
   detail::DecodeScratch decode;
   std::string error;
@@ -194,26 +207,36 @@ std::string decode_with_patch(const Trace& t, std::size_t section_from_end, std:
   return error;
 }
 
+std::string decode_with_patch(const Trace& t, std::size_t section_from_end, std::size_t offset,
+                              std::uint8_t value) {
+  return decode_with_patches(t, {{section_from_end, offset, value}});
+}
+
 TEST(AltAddressModel, impossible_ranks_and_references_are_errors) {
   // The second allocation takes rank 0 of its ring: the block just freed.
   const Trace t = test::make_trace(
       {test::alloc_event(0x10000, 64), test::free_event(0x10000), test::alloc_event(0x10000, 64)});
-  EXPECT_EQ(decode_with_patch(t, 4, 1, 11), "reuse code 11 out of range");
-  EXPECT_EQ(decode_with_patch(t, 4, 0, 1), "reuse rank 1 of no freed block");
-  EXPECT_EQ(decode_with_patch(t, 4, 1, 2), "reuse rank 2 of no freed block");
-  EXPECT_EQ(decode_with_patch(t, 5, 0, 5), "back-reference 5 out of range");
+  EXPECT_EQ(decode_with_patch(t, reuse_section, 1, 11), "reuse code 11 out of range");
+  EXPECT_EQ(decode_with_patch(t, reuse_section, 0, 1), "reuse rank 1 of no freed block");
+  EXPECT_EQ(decode_with_patch(t, reuse_section, 1, 2), "reuse rank 2 of no freed block");
+  EXPECT_EQ(decode_with_patch(t, free_refs_low_section, 0, 5), "back-reference 5 out of range");
   // Here it takes the block freed with another size: the latest free (0 frees after it).
   const Trace other_size =
       test::make_trace({test::alloc_event(0x10000, 64), test::free_event(0x10000),
                         test::alloc_event(0x10000, 4000)});
-  EXPECT_EQ(decode_with_patch(other_size, 3, 0, 1), "recent free 1 out of range");
-  EXPECT_EQ(decode_with_patch(other_size, 4, 0, 9), "recent free 0 out of range")
+  EXPECT_EQ(decode_with_patch(other_size, recent_low_section, 0, 1), "recent free 1 out of range");
+  // The first allocation takes the second one's recent free (which keeps the counts of both
+  // streams as they were).
+  EXPECT_EQ(decode_with_patches(other_size, {{reuse_section, 0, 9}, {reuse_section, 1, 0}}),
+            "recent free 0 out of range")
       << "the first allocation cannot take a block nobody freed";
+  EXPECT_EQ(decode_with_patch(other_size, reuse_section, 0, 9), "payload ends early")
+      << "one more recent free than the stream holds";
   // Here the second allocation starts where the first one's glibc chunk ends (64 + 8 -> 80).
   const Trace next =
       test::make_trace({test::alloc_event(0x10000, 64), test::alloc_event(0x10000 + 80, 64)});
-  EXPECT_EQ(decode_with_patch(next, 2, 0, 2), "allocation 2 back out of range");
-  EXPECT_EQ(decode_with_patch(next, 2, 0, 0), "allocation 0 back out of range");
+  EXPECT_EQ(decode_with_patch(next, after_low_section, 0, 2), "allocation 2 back out of range");
+  EXPECT_EQ(decode_with_patch(next, after_low_section, 0, 0), "allocation 0 back out of range");
 }
 
 // A heap that grows by splitting its top: each allocation starts where the one before ends, or
@@ -350,6 +373,12 @@ TEST(AltAddressModel, version_4_files_still_load) {
   // The same command, and `generate --shape cnn --runs 2` (mostly reuse ranks), before version 5.
   expect_old_file_loads("alt-v4/random-3000.alt", 4, 3130, 1565);
   expect_old_file_loads("alt-v4/cnn-2-runs.alt", 4, 376, 186);
+}
+
+TEST(AltAddressModel, version_5_files_still_load) {
+  // `alloclab record -- malloc_churn 3000 256` before version 6: free references, recent frees
+  // and allocations back, all as varints.
+  expect_old_file_loads("alt-v5/churn-3000.alt", 5, 6004, 3003);
 }
 
 }  // namespace

@@ -87,6 +87,29 @@ class ColumnWriter {
 };
 
 constexpr std::size_t max_varint_bytes = 10;
+
+// Version 6's byte planes of a reference column: the low bytes, the second bytes, then the rest
+// as varints, each plane a section of its own.
+void put_planes(const ValueStream& values, std::vector<std::uint8_t>& out,
+                std::vector<std::size_t>& section_ends) {
+  const std::size_t count = values.size();
+  const std::size_t at = out.size();
+  out.resize(at + 2 * count);
+  std::uint8_t* const low = out.data() + at;
+  std::uint8_t* const second = low + count;
+  const std::uint32_t* v = values.begin();
+  for (std::size_t k = 0; k < count; ++k) {
+    low[k] = static_cast<std::uint8_t>(v[k]);
+    second[k] = static_cast<std::uint8_t>(v[k] >> 8);
+  }
+  section_ends.push_back(at + count);
+  section_ends.push_back(at + 2 * count);
+  {
+    ColumnWriter column(out, count * max_varint_bytes);
+    for (std::size_t k = 0; k < count; ++k) column.put(v[k] >> 16);
+  }
+  section_ends.push_back(out.size());
+}
 // Reuse codes of allocations whose address is in the `recent` or the `after` stream (1..8: a
 // ring rank, 0: a delta).
 constexpr std::uint64_t reuse_recent = FreedBlocks::depth + 1;
@@ -107,15 +130,15 @@ void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end,
   scratch.ends.clear();
   scratch.freed.clear();
   const std::size_t n = end - begin;
-  ByteStream& refs = scratch.free_refs;
+  ValueStream& refs = scratch.free_refs;
   ByteStream& reuse = scratch.reuse;
-  ByteStream& recent = scratch.recent;
-  ByteStream& after = scratch.after;
+  ValueStream& recent = scratch.recent;
+  ValueStream& after = scratch.after;
   ByteStream& deltas = scratch.deltas;
-  refs.start(n * max_varint_bytes);
+  refs.start(n);
   reuse.start(n);  // codes 0..10: one byte each
-  recent.start(n * max_varint_bytes);
-  after.start(n * max_varint_bytes);
+  recent.start(n);
+  after.start(n);
   deltas.start(n * max_varint_bytes);
   std::uint32_t allocs = 0;
   std::uint32_t frees = 0;  // those RecentFrees counts: of nonzero addresses
@@ -171,10 +194,15 @@ void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end,
       deltas.put(address);
     }
   }
-  for (const ByteStream* stream : {&refs, &reuse, &recent, &after, &deltas}) {
-    out.insert(out.end(), stream->begin(), stream->end());
+  auto put_bytes = [&](const ByteStream& stream) {
+    out.insert(out.end(), stream.begin(), stream.end());
     scratch.section_ends.push_back(out.size());
-  }
+  };
+  put_planes(refs, out, scratch.section_ends);
+  put_bytes(reuse);
+  put_planes(recent, out, scratch.section_ends);
+  put_planes(after, out, scratch.section_ends);
+  put_bytes(deltas);
 }
 
 }  // namespace
@@ -363,7 +391,28 @@ bool decode_addresses_v1(VarintReader& in, std::uint32_t events, const Trace::Ne
   return true;
 }
 
-// Versions 4 and 5: the free references and reuse codes (in version 5 also the recent frees and
+// `count` values of a reference column: varints, or (version 6) byte planes. Returns what is
+// wrong with them, or nullptr.
+const char* read_references(VarintReader& in, std::size_t count, bool planes,
+                            std::vector<std::uint64_t>& into) {
+  into.resize(count);
+  if (!planes) {
+    for (std::uint64_t& v : into) v = in.next();
+    return in.failed() ? "payload ends early" : nullptr;
+  }
+  const std::uint8_t* low = in.take(count);
+  const std::uint8_t* second = in.take(count);
+  if (!low || !second) return "payload ends early";
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::uint64_t high = in.next();
+    // The encoder's references are 32-bit.
+    if (high >> 16) return "reference out of range";
+    into[k] = high << 16 | std::uint64_t{second[k]} << 8 | low[k];
+  }
+  return in.failed() ? "payload ends early" : nullptr;
+}
+
+// Versions 4 to 6: the free references and reuse codes (in version 5 also the recent frees and
 // the allocations back) are read first (their counts follow from the ops), then events are
 // walked in order, replaying the encoder's FreedBlocks (and RecentFrees).
 bool decode_addresses(VarintReader& in, std::uint32_t events, std::uint32_t version,
@@ -381,8 +430,8 @@ bool decode_addresses(VarintReader& in, std::uint32_t events, std::uint32_t vers
     frees += op == Op::free;
     allocs += op == Op::alloc;
   }
-  scratch.free_refs.resize(frees);
-  for (std::uint64_t& ref : scratch.free_refs) ref = in.next();
+  const bool planes = version >= 6;
+  if (const char* wrong = read_references(in, frees, planes, scratch.free_refs)) return fail(wrong);
   scratch.reuse.resize(allocs);
   std::size_t recent_count = 0;
   std::size_t after_count = 0;
@@ -393,11 +442,10 @@ bool decode_addresses(VarintReader& in, std::uint32_t events, std::uint32_t vers
     recent_count += v == reuse_recent;
     after_count += v == reuse_after;
   }
-  scratch.recent.resize(recent_count);
-  for (std::uint64_t& frees_after : scratch.recent) frees_after = in.next();
-  scratch.after.resize(after_count);
-  for (std::uint64_t& back : scratch.after) back = in.next();
-  if (in.failed()) return fail("payload ends early");
+  if (const char* wrong = read_references(in, recent_count, planes, scratch.recent))
+    return fail(wrong);
+  if (const char* wrong = read_references(in, after_count, planes, scratch.after))
+    return fail(wrong);
 
   std::vector<std::uint64_t>& alloc_addresses = scratch.alloc_addresses;
   std::vector<std::uint16_t>& alloc_rings = scratch.alloc_rings;

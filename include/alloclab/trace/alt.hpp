@@ -14,9 +14,9 @@ namespace alloclab {
 
 // 2: call stacks and a per-chunk time shift; 3: pools; 4: sizes in byte planes, addresses
 // through the freed-block model; 5: size planes of allocations only, addresses also as "freed
-// this many frees ago" and "right after an earlier allocation" (docs/alt-format.md). Versions 1
-// to 4 stay readable.
-inline constexpr std::uint32_t alt_format_version = 5;
+// this many frees ago" and "right after an earlier allocation"; 6: those references in byte
+// planes (docs/alt-format.md). Versions 1 to 5 stay readable.
+inline constexpr std::uint32_t alt_format_version = 6;
 
 struct AltWriteOptions {
   int zstd_level = 6;

@@ -159,6 +159,7 @@ void run_record(const RecordOptions& options) {
   const std::vector<TracedFile> traced =
       merge_follower_traces(options.cuda, files.read(output, written_as));
   if (!summarize_traces(traced) && status == 0) set_exit_status(2);
+  explain_untraced(files.untraced(), child, options.command.front());
 }
 
 }  // namespace

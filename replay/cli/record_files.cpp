@@ -90,6 +90,62 @@ std::vector<TracedFile> TraceFileList::read(const std::string& root,
   return files;
 }
 
+UntracedImages TraceFileList::untraced() const {
+  UntracedImages images;
+  std::ifstream in(path_);
+  std::string line;
+  while (std::getline(in, line)) {
+    const bool exec = line.starts_with("untraced-exec ");
+    if (!exec && !line.starts_with("untraced-fork ")) continue;
+    const char* number = line.c_str() + std::strlen("untraced-exec ");
+    char* end = nullptr;
+    const long pid = std::strtol(number, &end, 10);
+    if (end == number) continue;
+    if (exec)
+      images.execs.emplace_back(pid, *end == ' ' ? std::string(end + 1) : std::string("?"));
+    else
+      images.forks.push_back(pid);
+  }
+  return images;
+}
+
+void explain_untraced(const UntracedImages& untraced, long root_pid, const std::string& command) {
+  std::size_t root_execs = 0;
+  std::string root_became;
+  std::size_t other_execs = 0;
+  std::string other_example;
+  for (const auto& [pid, program] : untraced.execs) {
+    if (pid == root_pid) {
+      ++root_execs;
+      root_became = program;  // a shim's chain (bash, env, ...) ends in the program that matters
+    } else if (other_execs++ == 0) {
+      other_example = program;
+    }
+  }
+  if (root_execs == 1)
+    std::fprintf(stderr,
+                 "alloclab: note: %s replaced itself by exec with %s, which was not traced: the "
+                 "trace holds only what ran before; --follow-exec traces it too\n",
+                 command.c_str(), root_became.c_str());
+  else if (root_execs > 1)
+    std::fprintf(stderr,
+                 "alloclab: note: %s replaced itself by exec %zu times, the last with %s; none "
+                 "was traced: the trace holds only what ran before; --follow-exec traces them "
+                 "too\n",
+                 command.c_str(), root_execs, root_became.c_str());
+  if (other_execs > 0)
+    std::fprintf(stderr,
+                 "alloclab: note: %zu %s%s started by exec %s not traced (the first: %s); "
+                 "--follow-exec traces %s\n",
+                 other_execs, root_execs > 0 ? "other " : "",
+                 other_execs == 1 ? "program" : "programs", other_execs == 1 ? "was" : "were",
+                 other_example.c_str(), other_execs == 1 ? "it" : "them");
+  const std::size_t forks = untraced.forks.size();
+  if (forks > 0)
+    std::fprintf(stderr, "alloclab: note: %zu forked %s not traced; --follow-fork traces %s\n",
+                 forks, forks == 1 ? "process was" : "processes were", forks == 1 ? "it" : "them");
+}
+
 void set_follow_environment(bool follow_fork, bool follow_exec, const std::string& list) {
   setenv("ALLOCLAB_FOLLOW_FORK", follow_fork ? "1" : "0", 1);
   setenv("ALLOCLAB_FOLLOW_EXEC", follow_exec ? "1" : "0", 1);

@@ -12,6 +12,12 @@ struct TracedFile {
   std::string incomplete;  // why the tracer stopped writing it; empty when it is whole
 };
 
+// Images the tracer saw but did not trace (without --follow-exec, --follow-fork).
+struct UntracedImages {
+  std::vector<std::pair<long, std::string>> execs;  // (pid, program) in the order they started
+  std::vector<long> forks;                          // pids of forked children
+};
+
 class TraceFileList {
  public:
   // An empty list file (mode 0600) in the temporary directory, removed again by the destructor.
@@ -24,6 +30,7 @@ class TraceFileList {
   // The files in the order their images started; `root` first, also when its tracer listed
   // nothing (or listed it as `root_written_as`, the name the tracer wrote before a merge).
   std::vector<TracedFile> read(const std::string& root, const std::string& root_written_as) const;
+  UntracedImages untraced() const;
 
  private:
   std::string path_;
@@ -38,6 +45,11 @@ void refuse_setid_program(const std::string& command);
 
 // Throws std::runtime_error when `path` exists, also as a symbolic link (dangling or not).
 void refuse_existing_output(const std::string& path);
+
+// A note per kind of image left untraced, naming the flag that traces it. `root_pid` is the
+// started program's: when it replaced itself by exec (a wrapper script, a version manager's
+// shim), the note says that the trace holds only what ran before.
+void explain_untraced(const UntracedImages& untraced, long root_pid, const std::string& command);
 
 // One line per file: events, bytes per event, dropped events; a warning for an incomplete one.
 // Returns false when no file at all was written (the first, the program's own, may be missing

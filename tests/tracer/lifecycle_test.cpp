@@ -164,8 +164,16 @@ TEST(RecordLifecycle, exec_in_place_flushes_first_and_follows_only_with_the_flag
       const auto others = other_traces(dir, trace);
       if (!follow) {
         EXPECT_TRUE(others.empty());
+        // The trace holds only what ran before the exec: record says so, and how to get the rest.
+        EXPECT_NE(r.output.find("replaced itself by exec with " +
+                                std::filesystem::canonical(TORTURE_EXEC).string() +
+                                ", which was not traced"),
+                  std::string::npos)
+            << r.output;
+        EXPECT_NE(r.output.find("--follow-exec traces it too"), std::string::npos) << r.output;
         continue;
       }
+      EXPECT_EQ(r.output.find("note:"), std::string::npos) << r.output;
       const std::string pid = std::to_string(root.trace.metadata.value("pid", 0));
       ASSERT_EQ(others, std::vector<std::string>{dir.file("t." + pid + ".alt")}) << r.output;
       const Loaded image = load(others.front());
@@ -201,11 +209,16 @@ TEST(RecordLifecycle, fork_then_exec_gets_one_file_per_followed_image) {
   struct Case {
     std::string flags;
     std::vector<std::string> images;  // of the child's files, in name order
+    std::vector<std::string> notes;   // what record says was left untraced
   };
-  const Case cases[] = {{"", {}},
-                        {"--follow-fork", {"fork"}},
-                        {"--follow-exec", {"exec"}},
-                        {"--follow-fork --follow-exec", {"fork", "exec"}}};
+  const std::string fork_note = "note: 1 forked process was not traced; --follow-fork traces it";
+  const std::string exec_note = "note: 1 program started by exec was not traced (the first: " +
+                                std::filesystem::canonical(TORTURE_EXEC).string() +
+                                "); --follow-exec traces it";
+  const Case cases[] = {{"", {}, {fork_note, exec_note}},
+                        {"--follow-fork", {"fork"}, {exec_note}},
+                        {"--follow-exec", {"exec"}, {fork_note}},
+                        {"--follow-fork --follow-exec", {"fork", "exec"}, {}}};
   for (const Case& test : cases) {
     SCOPED_TRACE(test.flags);
     ScratchDir dir;
@@ -214,6 +227,13 @@ TEST(RecordLifecycle, fork_then_exec_gets_one_file_per_followed_image) {
     const Recorded r =
         record(trace, std::string(TORTURE_EXEC) + " " + counts + " spawn", {}, test.flags);
     ASSERT_EQ(r.status, 0) << r.output;
+    for (const std::string& note : test.notes)
+      EXPECT_NE(r.output.find(note), std::string::npos) << note << "\n" << r.output;
+    std::size_t notes = 0;
+    for (std::size_t at = r.output.find("note:"); at != std::string::npos;
+         at = r.output.find("note:", at + 1))
+      ++notes;
+    EXPECT_EQ(notes, test.notes.size()) << r.output;
     const auto c = read_counts(counts);
     EXPECT_EQ(count_in_runs(load(trace).trace, "before").allocs, c.at("before_allocs"));
     const auto others = other_traces(dir, trace);
@@ -234,6 +254,36 @@ TEST(RecordLifecycle, fork_then_exec_gets_one_file_per_followed_image) {
       EXPECT_EQ(others[1].substr(0, others[1].size() - 6) + ".alt", others[0]);
     }
   }
+}
+
+// bash defines its own getenv and setenv, over its shell variables. The tracer once set its
+// "first image started" variable through them before bash's main(); from then on bash's getenv
+// found no environment at all, and the root trace was never written ("cannot create"). The
+// variable must also reach what bash execs, through the environment bash exports.
+TEST(RecordLifecycle, a_bash_script_is_traced_and_so_is_what_it_execs) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string trace = dir.file("t.alt");
+  const std::string counts = dir.file("c.txt");
+  // $(...) forks a subshell; exec replaces bash with the torture program.
+  const Recorded r = record(
+      trace,
+      "bash -c 'answer=$(echo 42); exec " + std::string(TORTURE_REALLOC) + " " + counts + "'", {},
+      "--follow-exec");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find("not tracing"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("note: 1 forked process was not traced"), std::string::npos) << r.output;
+  const Loaded root = load(trace);
+  EXPECT_EQ(root.trace.metadata.value("image", ""), "root");
+  EXPECT_GT(root.trace.size(), 100u) << "bash's own allocations";
+  const auto others = other_traces(dir, trace);
+  ASSERT_EQ(others.size(), 1u) << r.output;
+  const Loaded image = load(others.front());
+  EXPECT_EQ(image.trace.metadata.value("image", ""), "exec");
+  const auto c = read_counts(counts);
+  const RunCounts work = count_in_runs(image.trace, "work");
+  EXPECT_EQ(work.allocs, c.at("allocs"));
+  EXPECT_EQ(work.frees, c.at("frees"));
 }
 
 TEST(RecordLifecycle, file_size_limit_stops_the_trace_but_not_the_program) {

@@ -7,11 +7,13 @@
 #include <alloca.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdarg>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -23,7 +25,7 @@ namespace alloclab::preload {
 namespace {
 
 std::uint64_t env_u64(const char* name) {
-  const char* text = std::getenv(name);
+  const char* text = env_value(name);
   if (!text || !*text) return 0;
   char* end = nullptr;
   const unsigned long long v = std::strtoull(text, &end, 10);
@@ -31,12 +33,12 @@ std::uint64_t env_u64(const char* name) {
 }
 
 bool env_flag(const char* name) {
-  const char* text = std::getenv(name);
+  const char* text = env_value(name);
   return text && text[0] == '1' && text[1] == '\0';
 }
 
-void append_to_list(const std::string& line) {
-  const char* list = std::getenv("ALLOCLAB_FILE_LIST");
+void append_to_list(std::string_view line) {
+  const char* list = env_value("ALLOCLAB_FILE_LIST");
   if (!list || !*list) return;
   // Never created here: only the list `record` made (and still keeps) is written to.
   const int fd = ::open(list, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
@@ -64,8 +66,18 @@ ExitFn real_Exit;      // _Exit
 
 }  // namespace
 
+const char* env_value(const char* name) {
+  const std::string_view wanted(name);
+  for (char** entry = environ; entry && *entry; ++entry) {
+    const std::string_view text(*entry);
+    if (text.size() > wanted.size() && text.starts_with(wanted) && text[wanted.size()] == '=')
+      return *entry + wanted.size() + 1;
+  }
+  return nullptr;
+}
+
 ImageDecision decide_image(int pid) {
-  const char* output = std::getenv("ALLOCLAB_OUTPUT");
+  const char* output = env_value("ALLOCLAB_OUTPUT");
   const std::uint64_t started = env_u64("ALLOCLAB_STARTED_PID");
   const std::uint64_t owner = env_u64("ALLOCLAB_TRACE_PID");
   const bool first = started == 0 && (owner == 0 || owner == static_cast<std::uint64_t>(pid));
@@ -91,11 +103,23 @@ const char* image_name(Image image) {
 }
 
 void mark_first_image_started(int pid) {
-  setenv("ALLOCLAB_STARTED_PID", std::to_string(pid).c_str(), 1);
+  static constexpr std::string_view name = "ALLOCLAB_STARTED_PID=";
+  // The tracer's own string: it lives as long as the library, and no allocation is needed.
+  static char entry[name.size() + 24];
+  std::snprintf(entry, sizeof entry, "%.*s%d", static_cast<int>(name.size()), name.data(), pid);
+  for (char** slot = environ; slot && *slot; ++slot)
+    if (std::string_view(*slot).starts_with(name)) {
+      *slot = entry;
+      return;
+    }
+  // Not seeded (LD_PRELOAD set by hand): libc's setenv, not one the program may define.
+  using SetenvFn = int (*)(const char*, const char*, int);
+  if (const auto libc_setenv = reinterpret_cast<SetenvFn>(dlsym(RTLD_NEXT, "setenv")))
+    libc_setenv("ALLOCLAB_STARTED_PID", entry + name.size(), 1);
 }
 
 std::string trace_path(Image image, int pid, int attempt) {
-  const char* output = std::getenv("ALLOCLAB_OUTPUT");
+  const char* output = env_value("ALLOCLAB_OUTPUT");
   std::string path = output ? output : "";
   if (image == Image::root) return path;
   // "OUT.alt.cpu.part" (record --cuda --cpu) names followers like "OUT.alt": OUT.PID.alt, next
@@ -110,6 +134,53 @@ std::string trace_path(Image image, int pid, int attempt) {
 
 void list_trace(const std::string& path) {
   append_to_list("trace " + path + "\n");
+}
+
+namespace {
+
+// A line built without allocating: the untraced-image lines are written in a fork child (maybe
+// forked from a signal handler) and before the C runtime of an exec'd image is up.
+class ListLine {
+ public:
+  ListLine& add(std::string_view text) {
+    for (const char c : text)
+      if (size_ < sizeof data_ - 1) data_[size_++] = c == '\n' ? ' ' : c;
+    return *this;
+  }
+  ListLine& add(unsigned long number) {
+    char digits[24];
+    std::size_t n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + number % 10);
+      number /= 10;
+    } while (number != 0);
+    while (n > 0) add(std::string_view(&digits[--n], 1));
+    return *this;
+  }
+  std::string_view finish() {
+    data_[size_++] = '\n';
+    return {data_, size_};
+  }
+
+ private:
+  char data_[PATH_MAX + 64];
+  std::size_t size_ = 0;
+};
+
+}  // namespace
+
+void list_untraced_exec(int pid) {
+  char exe[PATH_MAX];
+  const ssize_t length = ::readlink("/proc/self/exe", exe, sizeof exe);
+  ListLine line;
+  line.add("untraced-exec ").add(static_cast<unsigned long>(pid)).add(" ");
+  line.add(length > 0 ? std::string_view(exe, static_cast<std::size_t>(length)) : "?");
+  append_to_list(line.finish());
+}
+
+void list_untraced_fork(int pid) {
+  ListLine line;
+  append_to_list(line.add("untraced-fork ").add(static_cast<unsigned long>(pid)).finish());
 }
 
 void list_incomplete(const std::string& path, const std::string& why) {

@@ -7,7 +7,9 @@
 //                         image that finds it non-zero was started by exec
 //   ALLOCLAB_FOLLOW_FORK, ALLOCLAB_FOLLOW_EXEC  "1": forked children / exec'd images are traced
 //   ALLOCLAB_FILE_LIST    a file `record` created: each traced image appends its trace's name
-//                         ("trace PATH"), and "incomplete PATH<TAB>WHY" when it stopped writing
+//                         ("trace PATH"), and "incomplete PATH<TAB>WHY" when it stopped writing;
+//                         an image left untraced says so ("untraced-exec PID EXE",
+//                         "untraced-fork PID"), so that `record` can point to the flag
 #include <signal.h>
 
 #include <string>
@@ -20,11 +22,19 @@ struct ImageDecision {
   Image image;
   bool traced;
 };
+// The value of environment variable `name`, or nullptr. The tracer never calls getenv or
+// setenv: a program may define its own, and bash does (they read and write its shell
+// variables; one setenv before its main() hid the whole environment from every getenv after
+// it, so `record -- bash -c ...` lost its trace).
+const char* env_value(const char* name);
+
 // Reads the environment only (no allocation): safe from the first malloc of the process.
 ImageDecision decide_image(int pid);
 bool follow_fork();
 const char* image_name(Image image);
-// Tells images exec'd from this one (in place or in children) that they are not the first.
+// Tells images exec'd from this one (in place or in children) that they are not the first: the
+// variable's slot in `environ` is pointed at the new value, so a program that hands its saved
+// envp (or, like bash, an environment imported at its start) to exec passes it on.
 void mark_first_image_started(int pid);
 
 // The trace of this image: ALLOCLAB_OUTPUT for the root; <stem>.<pid>.alt for the others,
@@ -32,6 +42,9 @@ void mark_first_image_started(int pid);
 std::string trace_path(Image image, int pid, int attempt);
 void list_trace(const std::string& path);
 void list_incomplete(const std::string& path, const std::string& why);
+// Neither allocates (a fork child, an image whose C runtime is not up yet).
+void list_untraced_exec(int pid);
+void list_untraced_fork(int pid);
 
 // Finds the real exec functions; called once, where dlsym may allocate.
 void resolve_exec_functions();

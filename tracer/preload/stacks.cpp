@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "lifecycle.hpp"
 #include "recorder.hpp"
 
 #ifdef ALLOCLAB_LIBUNWIND
@@ -113,7 +114,7 @@ void stacks_warm_up() {
   if (g_stack_depth == 0) return;
 #ifdef ALLOCLAB_LIBUNWIND
   // ALLOCLAB_UNWINDER=backtrace: glibc's, in a build that has libunwind (to compare them).
-  const char* wanted = std::getenv("ALLOCLAB_UNWINDER");
+  const char* wanted = env_value("ALLOCLAB_UNWINDER");
   if (!wanted || std::strcmp(wanted, "backtrace") != 0) load_libunwind();
 #endif
   // The first unwind does the unwinder's lazy work now, not inside a traced malloc: backtrace()

@@ -668,6 +668,7 @@ void fork_child() {
   g_flush_done.store(0);
   if (!was_tracing || !follow_fork()) {
     g.state.store(static_cast<int>(State::disabled));
+    if (was_tracing) list_untraced_fork(getpid());
     return;
   }
   GuardScope guard;
@@ -718,15 +719,16 @@ void initialize() {
   resolve_real_functions();
   resolve_exec_functions();
   g.pid = getpid();
-  g.min_size = parse_u64(std::getenv("ALLOCLAB_MIN_SIZE"));
-  if (const std::uint64_t period_ms = parse_u64(std::getenv("ALLOCLAB_FLUSH_PERIOD_MS")))
+  g.min_size = parse_u64(env_value("ALLOCLAB_MIN_SIZE"));
+  if (const std::uint64_t period_ms = parse_u64(env_value("ALLOCLAB_FLUSH_PERIOD_MS")))
     g_period_steps = std::max<std::uint64_t>(1, period_ms / 5);
-  clock_init(std::getenv("ALLOCLAB_TIME_RESOLUTION"));
-  stacks_configure(std::getenv("ALLOCLAB_STACKS"));
+  clock_init(env_value("ALLOCLAB_TIME_RESOLUTION"));
+  stacks_configure(env_value("ALLOCLAB_STACKS"));
   const ImageDecision decision = decide_image(g.pid);
   g_image = decision.image;
   // Secure execution (setuid, setgid, capabilities): a tracer has no business there.
   const bool traced = decision.traced && getauxval(AT_SECURE) == 0;
+  if (decision.image == Image::execed && !decision.traced) list_untraced_exec(g.pid);
   g.state.store(static_cast<int>(traced ? State::enabled : State::disabled),
                 std::memory_order_release);
 }
@@ -755,7 +757,7 @@ using namespace alloclab::preload;
 
 __attribute__((constructor)) static void alloclab_preload_constructor() {
   initialize();
-  if (g_image == Image::root && std::getenv("ALLOCLAB_OUTPUT")) {
+  if (g_image == Image::root && env_value("ALLOCLAB_OUTPUT")) {
     GuardScope guard;
     mark_first_image_started(getpid());
   }

@@ -91,6 +91,7 @@ void run_record(const RecordOptions& options) {
   if (!options.output.empty()) refuse_existing_output(options.output);
   if (!options.output.empty()) check_part_files(options.cuda, absolute(options.output));
   refuse_setid_program(options.command.front());
+  if (options.cuda.preload()) check_program_linkage(options.command.front());
   const TraceFileList files;
 
   // The default name needs the child's pid, so the child learns its output through a pipe.

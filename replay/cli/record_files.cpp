@@ -13,6 +13,7 @@
 
 #include "alloclab/trace/alt.hpp"
 #include "cli_common.hpp"
+#include "program_probe.hpp"
 
 namespace alloclab::cli {
 namespace {
@@ -45,6 +46,16 @@ std::uint64_t dropped_events(const Trace& trace) {
       dropped += std::strtoull(std::string(trace.label(i).substr(dropped_mark.size())).c_str(),
                                nullptr, 10);
   return dropped;
+}
+
+// A tracer built with ThreadSanitizer (scripts/test-tsan) traces programs built with it.
+bool tracer_runs_with(const std::string& runtime) {
+#if defined(__SANITIZE_THREAD__)
+  return runtime.starts_with("libtsan.so");
+#else
+  (void)runtime;
+  return false;
+#endif
 }
 
 }  // namespace
@@ -164,6 +175,35 @@ void refuse_setid_program(const std::string& command) {
     throw std::runtime_error(
         "record: refusing to trace " + program + ": it is " + (setuid ? "setuid" : "setgid") +
         " (the loader ignores LD_PRELOAD there); trace a copy without the bit");
+}
+
+void check_program_linkage(const std::string& command) {
+  const std::string program = find_program(command);
+  if (program.empty()) return;  // exec reports it
+  const ProgramProbe probe = probe_program(program);
+  if (!probe.elf) return;  // a script: its interpreter is what runs
+  const std::string runtime = sanitizer_runtime(probe.needed);
+  if (!runtime.empty() && !tracer_runs_with(runtime))
+    throw std::runtime_error(
+        "record: refusing to trace " + program + ": it is built with a sanitizer (" + runtime +
+        "), whose runtime replaces malloc and does not run with the tracer loaded "
+        "(AddressSanitizer stops the program, ThreadSanitizer crashes it, LeakSanitizer leaves "
+        "no trace). Record a build without -fsanitize");
+  if (!probe.dynamic)
+    std::fprintf(stderr,
+                 "alloclab: warning: %s is statically linked: the dynamic loader, which brings "
+                 "the tracer in (LD_PRELOAD), never runs in it, so none of its allocations can "
+                 "be recorded (programs it starts by exec can, with --follow-exec)\n",
+                 program.c_str());
+  if (!probe.defines.empty()) {
+    std::string names;
+    for (const std::string& name : probe.defines) names += (names.empty() ? "" : ", ") + name;
+    std::fprintf(stderr,
+                 "alloclab: warning: %s defines %s itself (an allocator or a sanitizer runtime "
+                 "linked into it): its calls to them reach its own code before the tracer, which "
+                 "sees only what that passes on to the C library\n",
+                 program.c_str(), names.c_str());
+  }
 }
 
 void refuse_existing_output(const std::string& path) {

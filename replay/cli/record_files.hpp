@@ -43,6 +43,11 @@ void set_follow_environment(bool follow_fork, bool follow_exec, const std::strin
 // setgid: the loader ignores LD_PRELOAD there, and a tracer has no business in such a process.
 void refuse_setid_program(const std::string& command);
 
+// Looks at `command`'s ELF file before it runs: throws std::runtime_error for a program built
+// with a sanitizer (none runs with the tracer loaded), warns on stderr when the tracer cannot
+// see its allocations (statically linked; defines malloc itself).
+void check_program_linkage(const std::string& command);
+
 // Throws std::runtime_error when `path` exists, also as a symbolic link (dangling or not).
 void refuse_existing_output(const std::string& path);
 

@@ -89,6 +89,8 @@ void run_record(const RecordOptions& options) {
   const std::string library = options.cuda.preload() ? preload_library() : std::string();
   const std::string cuda_injection = options.cuda.cuda ? cuda_injection_library() : std::string();
   if (!options.output.empty()) refuse_existing_output(options.output);
+  // The default name is made in the current directory once the program's pid is known.
+  refuse_unwritable_directory(options.output.empty() ? "alloclab.trace.alt" : options.output);
   if (!options.output.empty()) check_part_files(options.cuda, absolute(options.output));
   refuse_setid_program(options.command.front());
   if (options.cuda.preload()) check_program_linkage(options.command.front());

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -204,6 +205,18 @@ void check_program_linkage(const std::string& command) {
                  "sees only what that passes on to the C library\n",
                  program.c_str(), names.c_str());
   }
+}
+
+void refuse_unwritable_directory(const std::string& path) {
+  const std::filesystem::path directory =
+      std::filesystem::absolute(path).lexically_normal().parent_path();
+  std::error_code error;
+  if (!std::filesystem::is_directory(directory, error))
+    throw std::runtime_error("record: cannot write the trace " + path + ": " + directory.string() +
+                             " is not a directory");
+  if (::access(directory.c_str(), W_OK | X_OK) != 0)
+    throw std::runtime_error("record: cannot write the trace " + path + ": " + directory.string() +
+                             ": " + std::strerror(errno));
 }
 
 void refuse_existing_output(const std::string& path) {

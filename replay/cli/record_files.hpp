@@ -48,6 +48,10 @@ void refuse_setid_program(const std::string& command);
 // see its allocations (statically linked; defines malloc itself).
 void check_program_linkage(const std::string& command);
 
+// Throws std::runtime_error when the directory `path` would be created in does not exist or
+// cannot be written: before the program runs, not after.
+void refuse_unwritable_directory(const std::string& path);
+
 // Throws std::runtime_error when `path` exists, also as a symbolic link (dangling or not).
 void refuse_existing_output(const std::string& path);
 

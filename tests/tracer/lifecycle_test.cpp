@@ -345,6 +345,23 @@ TEST(RecordLifecycle, never_writes_through_a_symbolic_link) {
   EXPECT_EQ(text, "precious");
 }
 
+// A trace that could never be written is refused before the program runs, not found missing
+// after a long run.
+TEST(RecordLifecycle, an_output_directory_that_does_not_exist_is_refused_up_front) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string ran = dir.file("ran");
+  std::ofstream(dir.file("plain")) << "a file, not a directory";
+  for (const std::string& output : {dir.file("absent/t.alt"), dir.file("plain/t.alt")}) {
+    const Recorded r = record(output, "touch " + ran);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("record: cannot write the trace " + output), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("is not a directory"), std::string::npos) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(ran)) << "the program must not have run";
+  }
+}
+
 TEST(RecordLifecycle, refuses_setuid_and_setgid_programs) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;

@@ -82,6 +82,14 @@ std::string absolute(const std::string& path) {
   _exit(127);
 }
 
+// SIGTERM sent to `record` alone (kill, a batch system stopping the job) is meant for the
+// program: passed on, it ends the program, and record still summarises.
+volatile sig_atomic_t g_traced_child = 0;
+
+void pass_signal_on(int signal) {
+  if (g_traced_child > 0) kill(static_cast<pid_t>(g_traced_child), signal);
+}
+
 void run_record(const RecordOptions& options) {
   if (options.command.empty())
     throw std::invalid_argument("record: no command given (record -- CMD ...)");
@@ -125,13 +133,19 @@ void run_record(const RecordOptions& options) {
 
   // The terminal sends ^C and ^\ to the whole process group: the child decides what they mean.
   struct sigaction ignore {
-  }, old_int{}, old_quit{};
+  }, pass_on{}, old_int{}, old_quit{}, old_term{};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGINT, &ignore, &old_int);
   sigaction(SIGQUIT, &ignore, &old_quit);
+  g_traced_child = child;
+  pass_on.sa_handler = pass_signal_on;
+  sigemptyset(&pass_on.sa_mask);
+  sigaction(SIGTERM, &pass_on, &old_term);
   int raw = 0;
   while (waitpid(child, &raw, 0) < 0 && errno == EINTR) {
   }
+  sigaction(SIGTERM, &old_term, nullptr);
+  g_traced_child = 0;
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
 

@@ -2,6 +2,7 @@
 // output is unsafe (symbolic links, setuid programs) or cannot be written (file size limit).
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -343,6 +344,24 @@ TEST(RecordLifecycle, never_writes_through_a_symbolic_link) {
   std::string text;
   std::ifstream(victim) >> text;
   EXPECT_EQ(text, "precious");
+}
+
+// A SIGTERM for `record` alone (kill PID, a batch system stopping the job) once killed record
+// and left the program running on its own, its summary never printed.
+TEST(RecordLifecycle, sigterm_to_record_is_passed_on_to_the_program) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string trace = dir.file("t.alt");
+  const CliResult r = run_shell("{ " + std::string(ALLOCLAB_CLI) + " record -o " + trace +
+                                " -- sleep 30 & record=$!; while [ ! -s " + trace +
+                                " ]; do sleep 0.05; done; kill -TERM $record; wait $record; }");
+  EXPECT_EQ(r.status, 128 + SIGTERM) << r.output;
+  EXPECT_NE(r.output.find("sleep killed by signal 15"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("alloclab: recorded "), std::string::npos) << r.output;
+  const Trace t = read_alt(trace);
+  const int pid = t.metadata.value("pid", 0);
+  ASSERT_GT(pid, 0);
+  EXPECT_NE(kill(pid, 0), 0) << "the program must be gone";
 }
 
 // A trace that could never be written is refused before the program runs, not found missing

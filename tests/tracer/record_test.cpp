@@ -6,6 +6,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <thread>
 #include <vector>
@@ -451,6 +452,19 @@ TEST(Record, an_event_still_in_progress_at_exit_is_reported_missing) {
   Trace t;
   const std::string output = record_stuck_realloc(dir, "exit", t);
   EXPECT_NE(output.find("1 event still in progress"), std::string::npos) << output;
+}
+
+// The same, after the program closed its stderr and opened a file of its own, which took
+// descriptor 2: the tracer's message must not land in that file.
+TEST(Record, the_tracer_never_writes_into_a_file_that_took_over_descriptor_2) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ALLOCLAB_SKIP_UNDER_TSAN(STUCK_REALLOC_UNDER_TSAN);
+  ScratchDir dir;
+  Trace t;
+  record_stuck_realloc(dir, "exit-reopened", t);
+  std::ifstream data(dir.file("counts.txt.data"));
+  const std::string text((std::istreambuf_iterator<char>(data)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "data\n");
 }
 
 // The call returns after 1.5 s, when the writer has given up on its record and written the

@@ -108,7 +108,32 @@ std::atomic<std::uint64_t> g_flush_requests{0};
 std::atomic<std::uint64_t> g_flush_done{0};
 thread_local bool t_is_writer __attribute__((tls_model("initial-exec"))) = false;
 
+// What descriptor 2 was when tracing started. A program may close its stderr and open a file
+// of its own that takes number 2: the tracer's messages must not land in that file.
+struct FileIdentity {
+  dev_t device = 0;
+  ino_t inode = 0;
+  bool open = false;
+};
+FileIdentity g_stderr;
+
+FileIdentity identity_of_stderr() {
+  struct stat st {};
+  if (::fstat(2, &st) != 0) return {};
+  return {st.st_dev, st.st_ino, true};
+}
+
+void remember_stderr() {
+  g_stderr = identity_of_stderr();
+}
+
+bool stderr_is_still_ours() {
+  const FileIdentity now = identity_of_stderr();
+  return now.open && g_stderr.open && now.device == g_stderr.device && now.inode == g_stderr.inode;
+}
+
 void say(const char* text) {
+  if (!stderr_is_still_ours()) return;
   const ssize_t ignored = ::write(2, text, std::strlen(text));
   (void)ignored;
 }
@@ -691,12 +716,14 @@ void fork_child() {
   g.state.store(static_cast<int>(State::enabled));
   g.pid = getpid();
   g_image = Image::forked;
+  remember_stderr();
   if (open_trace()) start_writer_thread();
 }
 
 // Runs once the C runtime is fully up (library constructor): the file, the thread, the hooks.
 void start_tracing() {
   GuardScope guard;
+  remember_stderr();
   stacks_warm_up();  // first: the metadata names the unwinder it picks
   if (!open_trace()) return;
   init_thread_key();

@@ -1,9 +1,13 @@
 /* A thread stops for good inside realloc (tests/tracer/interposers/stuck_realloc.c, preloaded
  * behind the tracer) while the main thread allocates inside an open run.
- * stuck_realloc COUNTS_FILE kill|exit|late: then reports its counters and pid and waits to be
- * killed with SIGKILL, or exits while that thread is still inside the call; or (late) the call
- * returns after 1.5 s, the thread frees the new block, and the program exits once it has. */
+ * stuck_realloc COUNTS_FILE kill|exit|exit-reopened|late: then reports its counters and pid and
+ * waits to be killed with SIGKILL, or exits while that thread is still inside the call (after
+ * closing its stderr and opening COUNTS_FILE.data, which takes descriptor 2, with
+ * exit-reopened); or (late) the call returns after 1.5 s, the thread frees the new block, and the
+ * program exits once it has. */
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -40,6 +44,14 @@ int main(int argc, char** argv) {
   torture_count(argv[1], "frees", allocs);
   torture_count(argv[1], "pid", (unsigned long long)getpid());
   if (late) pthread_join(in_realloc, NULL);
+  if (strcmp(argv[2], "exit-reopened") == 0) {
+    char data[4096];
+    snprintf(data, sizeof data, "%s.data", argv[1]);
+    close(2);
+    if (open(data, O_WRONLY | O_CREAT | O_TRUNC, 0644) != 2) return 3;
+    if (write(2, "data\n", 5) != 5) return 4;
+    exit(0);
+  }
   if (late || strcmp(argv[2], "exit") == 0) exit(0);
   for (;;) pause();
 }

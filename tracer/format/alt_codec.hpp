@@ -63,51 +63,40 @@ struct StackCursor {
   std::size_t stacks = 0;
 };
 
-// A byte buffer that, unlike std::vector, leaves what it reserves uninitialised: the encoder
+// A buffer that, unlike std::vector, leaves what it reserves uninitialised: the encoder
 // reserves each address stream's worst case (ten bytes per event) for every chunk.
-class ByteStream {
+template <typename Item>
+class ScratchStream {
  public:
-  // Empties the stream, with room for `max_bytes`.
-  void start(std::size_t max_bytes) {
-    if (max_bytes > capacity_) {
-      data_ = std::make_unique_for_overwrite<std::uint8_t[]>(max_bytes);
-      capacity_ = max_bytes;
+  // Empties the stream, with room for `max_items`.
+  void start(std::size_t max_items) {
+    if (max_items > capacity_) {
+      data_ = std::make_unique_for_overwrite<Item[]>(max_items);
+      capacity_ = max_items;
     }
     end_ = data_.get();
   }
-  [[gnu::always_inline]] void put(std::uint64_t v) { end_ = write_varint(end_, v); }
-  const std::uint8_t* begin() const { return data_.get(); }
-  const std::uint8_t* end() const { return end_; }
+  const Item* begin() const { return data_.get(); }
+  const Item* end() const { return end_; }
   std::size_t size() const { return static_cast<std::size_t>(end_ - data_.get()); }
-  std::uint8_t operator[](std::size_t i) const { return data_[i]; }
+  Item operator[](std::size_t i) const { return data_[i]; }
 
- private:
-  std::unique_ptr<std::uint8_t[]> data_;
+ protected:
+  std::unique_ptr<Item[]> data_;
   std::size_t capacity_ = 0;
-  std::uint8_t* end_ = nullptr;
+  Item* end_ = nullptr;
 };
 
-// A column of values gathered before it is written in byte planes (version 6); like ByteStream,
-// its reserved room is left uninitialised.
-class ValueStream {
+// Varints, ready to be joined into the chunk.
+class ByteStream : public ScratchStream<std::uint8_t> {
  public:
-  void start(std::size_t max_values) {
-    if (max_values > capacity_) {
-      data_ = std::make_unique_for_overwrite<std::uint32_t[]>(max_values);
-      capacity_ = max_values;
-    }
-    end_ = data_.get();
-  }
-  [[gnu::always_inline]] void put(std::uint32_t v) { *end_++ = v; }
-  const std::uint32_t* begin() const { return data_.get(); }
-  const std::uint32_t* end() const { return end_; }
-  std::size_t size() const { return static_cast<std::size_t>(end_ - data_.get()); }
-  std::uint32_t operator[](std::size_t i) const { return data_[i]; }
+  [[gnu::always_inline]] void put(std::uint64_t v) { end_ = write_varint(end_, v); }
+};
 
- private:
-  std::unique_ptr<std::uint32_t[]> data_;
-  std::size_t capacity_ = 0;
-  std::uint32_t* end_ = nullptr;
+// A column of references gathered before it is written in byte planes (version 6).
+class ValueStream : public ScratchStream<std::uint32_t> {
+ public:
+  [[gnu::always_inline]] void put(std::uint32_t v) { *end_++ = v; }
 };
 
 // Tables and buffers reused from chunk to chunk.

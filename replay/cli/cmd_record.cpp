@@ -96,6 +96,9 @@ void run_record(const RecordOptions& options) {
   check_cuda_options(options.cuda);
   const std::string library = options.cuda.preload() ? preload_library() : std::string();
   const std::string cuda_injection = options.cuda.cuda ? cuda_injection_library() : std::string();
+  if (options.output == "-")
+    throw std::invalid_argument(
+        "record: -o - would be standard output, which is the program's; name a file");
   if (!options.output.empty()) refuse_existing_output(options.output);
   // The default name is made in the current directory once the program's pid is known.
   refuse_unwritable_directory(options.output.empty() ? "alloclab.trace.alt" : options.output);

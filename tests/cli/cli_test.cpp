@@ -155,6 +155,15 @@ TEST(Cli, generate_is_deterministic) {
 // CLI11 read "-3" into an unsigned option as 2^64 - 3: generate --runs -3 allocated until the
 // kernel killed it, --events -3 never ended, record --min-size -5 recorded nothing. (Run with a
 // memory and time limit, so a regression fails here instead of taking the machine down.)
+// "-" is standard output by convention, and the program's own output goes there: a file of
+// that name was created instead.
+TEST(Cli, record_refuses_standard_output_as_its_trace) {
+  const Result r = run("record -o - -- true");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("-o - would be standard output"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists("-"));
+}
+
 TEST(Cli, negative_counts_sizes_and_seeds_are_refused) {
   const std::string out = temp_path("negative.alt");
   const std::string tiny = std::string(ALLOCLAB_TRACES_DIR) + "/tiny.csv";

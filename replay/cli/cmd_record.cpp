@@ -147,8 +147,8 @@ void run_record(const RecordOptions& options) {
   int raw = 0;
   while (waitpid(child, &raw, 0) < 0 && errno == EINTR) {
   }
+  g_traced_child = 0;  // first: its pid may be reused once reaped
   sigaction(SIGTERM, &old_term, nullptr);
-  g_traced_child = 0;
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
 

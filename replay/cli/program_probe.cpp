@@ -122,9 +122,12 @@ ProgramProbe probe_program(const std::string& path) {
   ProgramProbe probe;
   const File file(path);
   Elf64_Ehdr header{};
-  if (!file.read(0, &header, sizeof header) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
-      header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB)
+  if (!file.read(0, &header, sizeof header) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
     return probe;
+  if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB) {
+    probe.foreign = true;
+    return probe;
+  }
   std::vector<Elf64_Phdr> segments;
   if (header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum > max_headers ||
       !file.read_table(header.e_phoff, header.e_phnum, segments))

@@ -9,6 +9,7 @@ namespace alloclab::cli {
 
 struct ProgramProbe {
   bool elf = false;      // a 64-bit little-endian ELF file whose program headers could be read
+  bool foreign = false;  // an ELF file of another class or byte order (a 32-bit program)
   bool dynamic = false;  // has an interpreter (PT_INTERP): LD_PRELOAD applies
   std::vector<std::string> needed;   // DT_NEEDED libraries, in order
   std::vector<std::string> defines;  // allocation functions its dynamic symbol table defines

@@ -182,6 +182,12 @@ void check_program_linkage(const std::string& command) {
   const std::string program = find_program(command);
   if (program.empty()) return;  // exec reports it
   const ProgramProbe probe = probe_program(program);
+  if (probe.foreign)
+    std::fprintf(stderr,
+                 "alloclab: warning: %s is not a 64-bit little-endian program: the tracer cannot "
+                 "load into it (the loader skips it), so none of its allocations can be "
+                 "recorded\n",
+                 program.c_str());
   if (!probe.elf) return;  // a script: its interpreter is what runs
   const std::string runtime = sanitizer_runtime(probe.needed);
   if (!runtime.empty() && !tracer_runs_with(runtime))

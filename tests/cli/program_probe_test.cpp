@@ -77,9 +77,17 @@ TEST(ProgramProbe, damaged_headers_give_unknown_not_a_claim) {
   EXPECT_FALSE(probe_changed_copy([](std::vector<char>& b) { header_of(b).e_phnum = 0xFFFF; }).elf);
   EXPECT_FALSE(
       probe_changed_copy([](std::vector<char>& b) { header_of(b).e_phoff = ~0ull >> 1; }).elf);
-  EXPECT_FALSE(probe_changed_copy([](std::vector<char>& b) {
-                 header_of(b).e_ident[EI_CLASS] = ELFCLASS32;
-               }).elf);
+}
+
+TEST(ProgramProbe, a_program_of_another_class_is_foreign) {
+  const ProgramProbe bits32 =
+      probe_changed_copy([](std::vector<char>& b) { header_of(b).e_ident[EI_CLASS] = ELFCLASS32; });
+  EXPECT_FALSE(bits32.elf);
+  EXPECT_TRUE(bits32.foreign);
+  const ProgramProbe big_endian =
+      probe_changed_copy([](std::vector<char>& b) { header_of(b).e_ident[EI_DATA] = ELFDATA2MSB; });
+  EXPECT_TRUE(big_endian.foreign);
+  EXPECT_FALSE(probe_program(ALLOCLAB_CLI).foreign);
 }
 
 TEST(ProgramProbe, damage_past_the_program_headers_leaves_out_what_it_hides) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "record_test_util.hpp"
@@ -67,6 +68,24 @@ TEST(RecordLinkage, a_program_that_defines_malloc_runs_with_a_warning) {
   for (std::size_t i = 0; i < t.size(); ++i)
     program_sized += t.op(i) == Op::alloc && t.size_of(i) >= 100 && t.size_of(i) < 1100;
   EXPECT_LT(program_sized, 1000u);
+}
+
+TEST(RecordLinkage, a_32_bit_program_is_warned_about) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  // An ELF header of class 32 is all `record` reads; the exec itself then fails.
+  const std::string program = dir.file("prog32");
+  {
+    std::ofstream out(program, std::ios::binary);
+    const char header[16] = {0x7f, 'E', 'L', 'F', 1 /* ELFCLASS32 */, 1 /* little-endian */, 1};
+    out.write(header, sizeof header);
+    out << std::string(48, '\0');
+  }
+  std::filesystem::permissions(program, std::filesystem::perms::owner_all);
+  const Recorded r = record(dir.file("t.alt"), program);
+  EXPECT_NE(r.output.find("warning: " + program + " is not a 64-bit little-endian program"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(RecordLinkage, an_ordinary_program_gets_no_warning) {

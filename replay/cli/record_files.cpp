@@ -1,6 +1,7 @@
 #include "record_files.hpp"
 
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -176,6 +177,12 @@ void refuse_setid_program(const std::string& command) {
     throw std::runtime_error(
         "record: refusing to trace " + program + ": it is " + (setuid ? "setuid" : "setgid") +
         " (the loader ignores LD_PRELOAD there); trace a copy without the bit");
+  // File capabilities make exec a secure execution too, unless the user has every capability
+  // already (root).
+  if (::geteuid() != 0 && ::getxattr(program.c_str(), "security.capability", nullptr, 0) > 0)
+    throw std::runtime_error("record: refusing to trace " + program +
+                             ": it has file capabilities (the loader ignores LD_PRELOAD there "
+                             "for a user other than root); trace a copy without them");
 }
 
 void check_program_linkage(const std::string& command) {

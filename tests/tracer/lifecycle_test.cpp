@@ -401,5 +401,30 @@ TEST(RecordLifecycle, refuses_setuid_and_setgid_programs) {
   }
 }
 
+// A program with file capabilities, run by a user other than root, is a secure execution: the
+// loader ignored LD_PRELOAD and the trace was missing without a word why.
+TEST(RecordLifecycle, refuses_programs_with_file_capabilities_for_other_users) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root, to set capabilities and become nobody";
+  if (run_shell("command -v setcap && command -v setpriv").status != 0)
+    GTEST_SKIP() << "needs setcap (libcap2-bin) and setpriv (util-linux)";
+  ScratchDir dir;
+  const std::string home = dir_of(dir);
+  ASSERT_EQ(::chmod(home.c_str(), 0777), 0);  // nobody reads the program and writes here
+  const std::string program = dir.file("capable");
+  std::filesystem::copy_file(TORTURE_STATUS, program);
+  ASSERT_EQ(::chmod(program.c_str(), 0755), 0);
+  ASSERT_EQ(run_shell("setcap cap_net_raw+ep " + program).status, 0);
+  const Recorded r =
+      run_shell("setpriv --reuid 65534 --regid 65534 --clear-groups " + std::string(ALLOCLAB_CLI) +
+                " record -o " + dir.file("t.alt") + " -- " + program);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("it has file capabilities"), std::string::npos) << r.output;
+  // Root has every capability already: nothing is secure about it, and it is traced.
+  const Recorded as_root = record(dir.file("root.alt"), program);
+  EXPECT_EQ(as_root.status, 0) << as_root.output;
+  EXPECT_TRUE(std::filesystem::exists(dir.file("root.alt")));
+}
+
 }  // namespace
 }  // namespace alloclab::test

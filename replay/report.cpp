@@ -41,6 +41,10 @@ std::uint64_t read_u64(const nlohmann::json& j, const char* key, const std::stri
 
 }  // namespace
 
+std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 nlohmann::json metrics_json(const Metrics& m) {
   return {{"requests", m.requests},
           {"hits", m.hits},
@@ -282,7 +286,7 @@ void write_pretty(std::ostream& out, const nlohmann::json& j, std::size_t indent
     out << "{\n";
     std::size_t left = j.size();
     for (auto it = j.begin(); it != j.end(); ++it) {
-      out << inner << nlohmann::json(it.key()).dump() << ": ";
+      out << inner << json_text(nlohmann::json(it.key())) << ": ";
       write_pretty(out, it.value(), indent + 1, deferred);
       out << (--left ? ",\n" : "\n");
     }
@@ -290,7 +294,7 @@ void write_pretty(std::ostream& out, const nlohmann::json& j, std::size_t indent
     return;
   }
   if (!j.is_array()) {
-    out << j.dump();
+    out << json_text(j);
     return;
   }
   const auto found = deferred.find(&j);
@@ -339,7 +343,7 @@ void write_results_csv(std::ostream& out, const std::vector<StrategyResult>& res
     std::string quoted = "\"";
     for (char c : r.strategy) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
     out << quoted << '"';
-    for (const std::string& key : metric_keys()) out << ',' << m[key].dump();
+    for (const std::string& key : metric_keys()) out << ',' << json_text(m[key]);
     out << '\n';
   }
 }

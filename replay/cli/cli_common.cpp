@@ -10,11 +10,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iomanip>
 #include <iterator>
 #include <stdexcept>
 
 #include "alloclab/interchange/formats.hpp"
+#include "alloclab/replay/report.hpp"
 #include "alloclab/trace/alt.hpp"
 #include "alloclab/trace/stream_load.hpp"
 
@@ -176,7 +176,7 @@ void write_output(const std::string& path, const std::function<void(std::ostream
 
 void write_json_output(const std::string& path, const nlohmann::json& value) {
   // Streamed, not dump()ed: a report of a 100M-event trace would be a gigabyte-sized string.
-  write_output(path, [&](std::ostream& out) { out << std::setw(1) << value << '\n'; });
+  write_output(path, [&](std::ostream& out) { out << json_text(value, 1) << '\n'; });
 }
 
 std::string human_bytes(std::uint64_t bytes) {

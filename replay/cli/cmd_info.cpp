@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "alloclab/replay/report.hpp"
 #include "alloclab/trace/stacks.hpp"
 #include "alloclab/trace/summary.hpp"
 #include "cli_common.hpp"
@@ -150,7 +151,7 @@ void run_info(const InfoOptions& options) {
     // The summary alone: load_for_replay streams a .alt trace instead of holding its events.
     const TraceSummary summary = std::move(load_for_replay(options.path, options.format).summary);
     if (options.json)
-      std::cout << to_json(summary).dump(2) << '\n';
+      std::cout << json_text(to_json(summary), 2) << '\n';
     else
       print_text(summary);
     return;
@@ -166,7 +167,7 @@ void run_info(const InfoOptions& options) {
     j["distinct_stacks"] = sites.distinct_stacks;
     j["top_stacks_by_count"] = sites_json(loaded.trace, sites.by_count);
     j["top_stacks_by_bytes"] = sites_json(loaded.trace, sites.by_bytes);
-    std::cout << j.dump(2) << '\n';
+    std::cout << json_text(j, 2) << '\n';
     return;
   }
   print_text(summary);

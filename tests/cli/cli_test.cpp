@@ -35,6 +35,31 @@ TEST(Cli, info_prints_a_summary_of_a_bundled_trace) {
   EXPECT_NE(r.output.find("forward 0"), std::string::npos);
 }
 
+// Labels are bytes: a run named in Latin-1 ("caf\xe9") made every JSON writer throw
+// ("invalid UTF-8 byte"). Each such byte is written as U+FFFD; the document stays valid.
+TEST(Cli, json_output_survives_labels_that_are_not_utf8) {
+  const std::string csv = temp_path("latin1.csv");
+  std::ofstream(csv) << "time_ns,thread,action,address,size,label\n"
+                     << "100,1,run_begin,,,caf\xe9 \xff run\n"
+                     << "120,1,alloc,0x1000,64,\n130,1,free,0x1000,,\n140,1,run_end,,,\n";
+  const std::string replayed = temp_path("latin1-report.json");
+  const std::string swept = temp_path("latin1-sweep.json");
+  for (const std::string& args :
+       {"info --json " + csv, "replay " + csv + " -s exact --json " + replayed,
+        "sweep " + csv + " -s fifo-shrink:max={64..128:x2} --json " + swept}) {
+    SCOPED_TRACE(args);
+    const Result r = run(args);
+    ASSERT_EQ(r.status, 0) << r.output;
+  }
+  const std::string replacement = "caf\xef\xbf\xbd \xef\xbf\xbd run";  // U+FFFD twice
+  const Result info = run("info --json " + csv);
+  EXPECT_EQ(nlohmann::json::parse(info.output)["runs"][0]["label"], replacement);
+  for (const std::string& path : {replayed, swept}) {
+    std::ifstream in(path);
+    EXPECT_FALSE(nlohmann::json::parse(in, nullptr, false).is_discarded()) << path;
+  }
+}
+
 TEST(Cli, info_json_has_the_documented_keys) {
   const Result r = run(std::string("info --json ") + ALLOCLAB_TRACES_DIR + "/cnn-inference.alt");
   ASSERT_EQ(r.status, 0) << r.output;

@@ -247,6 +247,21 @@ TEST(Record, program_that_closes_every_descriptor) {
   expect_clean_work_counts(run);
 }
 
+// The trace's metadata holds the command line, which need not be UTF-8 (a Latin-1 file name).
+// Its JSON writer threw, uncaught, inside the traced program: std::terminate killed it with
+// SIGABRT before main.
+TEST(Record, a_command_line_that_is_not_utf8_neither_kills_the_program_nor_loses_the_trace) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string trace = dir.file("t.alt");
+  const Recorded r = record(trace, std::string(TORTURE_STATUS) + " exit3 caf$(printf '\\351')");
+  EXPECT_EQ(r.status, 3) << r.output;
+  const Trace t = read_alt(trace);
+  EXPECT_GT(t.size(), 0u);
+  const std::string command = t.metadata.value("command_line", "");
+  EXPECT_NE(command.find("caf\xef\xbf\xbd"), std::string::npos) << command;  // U+FFFD
+}
+
 TEST(Record, exit_status_and_fatal_signal_pass_through) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;

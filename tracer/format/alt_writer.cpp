@@ -61,7 +61,9 @@ std::vector<std::uint8_t> build_alt_header(const nlohmann::json& metadata_in) {
   if (!metadata.is_object()) metadata = nlohmann::json::object();
   metadata["format"] = "alloclab-trace";
   if (!metadata.contains("tool_version")) metadata["tool_version"] = ALLOCLAB_VERSION;
-  const std::string text = metadata.dump();
+  // A command line or host name need not be UTF-8 (a file name in Latin-1): such bytes become
+  // U+FFFD instead of an exception that would end the traced program.
+  const std::string text = metadata.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::vector<std::uint8_t> header(alt_fixed_header_bytes + text.size() + 4);
   std::memcpy(header.data(), alt_magic.data(), alt_magic.size());
   put_u32(header.data() + 8, alt_format_version);

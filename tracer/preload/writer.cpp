@@ -671,6 +671,10 @@ bool open_trace() {
       if (e.code().value() == EEXIST && g_image != Image::root) continue;
       say(("alloclab: not tracing pid " + std::to_string(g.pid) + ": " + e.what() + "\n").c_str());
       break;
+    } catch (const std::exception& e) {
+      // Nothing the tracer meets may end the program.
+      say(("alloclab: not tracing pid " + std::to_string(g.pid) + ": " + e.what() + "\n").c_str());
+      break;
     }
   }
   g.state.store(static_cast<int>(State::disabled));

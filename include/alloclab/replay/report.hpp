@@ -24,6 +24,10 @@ struct ReportContext {
   bool partial = false;  // the replay was interrupted: some results are missing or cut short
 };
 
+// `j` as JSON text (indent -1: on one line). Labels and command lines are bytes, not always
+// UTF-8 (a Latin-1 file name): each byte that is not becomes U+FFFD instead of an exception.
+std::string json_text(const nlohmann::json& j, int indent = -1);
+
 nlohmann::json metrics_json(const Metrics& metrics);
 // `with_runs` false leaves "runs" an empty array (run_json makes each entry).
 nlohmann::json result_json(const StrategyResult& result, bool with_runs = true);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <ostream>
 
 #include <imgui.h>
@@ -70,26 +71,24 @@ void write_csv(std::ostream& out, const Table& table) {
   }
 }
 
-std::vector<int> best_rows(const Table& table) {
-  std::vector<int> best(table.columns.size(), -1);
+std::vector<std::vector<bool>> best_cells(const Table& table) {
+  std::vector<std::vector<bool>> best(table.columns.size(),
+                                      std::vector<bool>(table.rows.size(), false));
   for (std::size_t c = 0; c < table.columns.size(); ++c) {
     const Better better = table.columns[c].better;
     if (better == Better::none || table.rows.size() < 2) continue;
-    int index = -1;
-    bool all_equal = true;
-    for (std::size_t r = 0; r < table.rows.size(); ++r) {
-      if (c >= table.rows[r].size()) continue;
-      const double v = table.rows[r][c].sort;
-      if (index < 0) {
-        index = static_cast<int>(r);
-        continue;
-      }
-      const double b = table.rows[static_cast<std::size_t>(index)][c].sort;
-      if (v != b) all_equal = false;
-      if ((better == Better::higher && v > b) || (better == Better::lower && v < b))
-        index = static_cast<int>(r);
+    std::optional<double> top, bottom;
+    for (const auto& row : table.rows) {
+      if (c >= row.size()) continue;
+      const double v = row[c].sort;
+      top = top ? std::max(*top, v) : v;
+      bottom = bottom ? std::min(*bottom, v) : v;
     }
-    best[c] = all_equal ? -1 : index;
+    if (!top || *top == *bottom) continue;  // all equal: nothing stands out
+    const double wanted = better == Better::higher ? *top : *bottom;
+    // Every row that holds it: with ties, marking one would single it out for nothing.
+    for (std::size_t r = 0; r < table.rows.size(); ++r)
+      best[c][r] = c < table.rows[r].size() && table.rows[r][c].sort == wanted;
   }
   return best;
 }
@@ -120,7 +119,7 @@ void draw_table(const char* id, const Table& table, float height) {
       return descending ? greater : less;
     });
   }
-  const std::vector<int> best = best_rows(table);
+  const std::vector<std::vector<bool>> best = best_cells(table);
   for (std::size_t r : order) {
     ImGui::TableNextRow();
     for (int c = 0; c < ncols; ++c) {
@@ -128,7 +127,7 @@ void draw_table(const char* id, const Table& table, float height) {
       const auto cu = static_cast<std::size_t>(c);
       if (cu >= table.rows[r].size()) continue;
       const Cell& cell = table.rows[r][cu];
-      if (best[cu] == static_cast<int>(r))
+      if (best[cu][r])
         ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, IM_COL32(40, 140, 70, 170));
       ImGui::TextUnformatted(cell.shown.empty() ? cell.csv.c_str() : cell.shown.c_str());
     }

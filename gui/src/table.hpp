@@ -38,8 +38,9 @@ Cell delta_cell(double delta, bool bytes, bool percent);
 // (strategy specs contain commas).
 void write_csv(std::ostream& out, const Table& table);
 
-// Index of each column's best row (-1: none or all equal).
-std::vector<int> best_rows(const Table& table);
+// For each column, which rows hold its best value: every one of them when several tie, none
+// when all rows hold the same value or the column has no better direction.
+std::vector<std::vector<bool>> best_cells(const Table& table);
 
 // Draws the table with ImGui (sortable by any column). `id` is also its script name.
 void draw_table(const char* id, const Table& table, float height = 0);

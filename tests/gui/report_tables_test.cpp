@@ -61,7 +61,22 @@ TEST(ReportTables, best_value_per_column_follows_the_columns_direction) {
   t.rows = {{text_cell("a"), ratio_cell(0.5, true), bytes_cell(10), count_cell(1)},
             {text_cell("b"), ratio_cell(0.9, true), bytes_cell(30), count_cell(1)},
             {text_cell("c"), ratio_cell(0.7, true), bytes_cell(5), count_cell(1)}};
-  EXPECT_EQ(best_rows(t), (std::vector<int>{-1, 1, 2, -1}));
+  using Marks = std::vector<std::vector<bool>>;
+  EXPECT_EQ(best_cells(t), (Marks{{false, false, false},
+                                  {false, true, false},
+                                  {false, false, true},
+                                  {false, false, false}}));
+}
+
+// Three strategies with no upstream frees and one with some: all three are best, not the first.
+TEST(ReportTables, every_row_tied_for_the_best_value_is_marked) {
+  Table t;
+  t.columns = {{"s", Better::none}, {"upstream_frees", Better::lower}};
+  t.rows = {{text_cell("best-fit"), count_cell(0)},
+            {text_cell("exact"), count_cell(0)},
+            {text_cell("fifo-shrink"), count_cell(337)},
+            {text_cell("pytorch"), count_cell(0)}};
+  EXPECT_EQ(best_cells(t)[1], (std::vector<bool>{true, true, false, true}));
 }
 
 TEST(ReportTables, memory_table_and_series_pyramids_come_from_the_report) {

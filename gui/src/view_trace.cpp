@@ -88,12 +88,13 @@ void draw_trace(const Model& model, ViewState& state) {
     empty_hint("No trace: open a trace (or a report, which carries its trace's summary).");
     return;
   }
-  ImGui::Text("%s: %s events, %s allocations, %s requested, peak live %s, %s runs",
+  const std::size_t runs = s->contains("runs") ? (*s)["runs"].size() : 0;
+  ImGui::Text("%s: %s events, %s allocations, %s requested, peak live %s, %s %s",
               s->value("source", std::string("trace")).c_str(),
               format_count(u64(*s, "events")).c_str(), format_count(u64(*s, "allocations")).c_str(),
               format_value(static_cast<double>(u64(*s, "bytes_requested")), Unit::bytes).c_str(),
               format_value(static_cast<double>(u64(*s, "peak_live_bytes")), Unit::bytes).c_str(),
-              format_count(s->contains("runs") ? (*s)["runs"].size() : 0).c_str());
+              format_count(runs).c_str(), runs == 1 ? "run" : "runs");
   const float avail = ImGui::GetContentRegionAvail().y;
   const float h = std::max(150.0f, avail * 0.45f);
   const float w = ImGui::GetContentRegionAvail().x / 2 - 6;

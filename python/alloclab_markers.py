@@ -6,7 +6,7 @@
     alloclab_markers.mark("epoch 1")
 
 Without the tracer (a program run normally) every call is a cheap no-op. Labels are truncated
-to 63 bytes of UTF-8.
+to 63 bytes of UTF-8, before a character, not inside one.
 """
 import contextlib
 import ctypes

@@ -5,7 +5,8 @@
  *
  * Header only, nothing to link. Each function looks the tracer's entry point up once with
  * dlsym(RTLD_DEFAULT, ...) and caches it: a program that is not traced pays one dlsym per
- * function, then a NULL check. Labels are truncated to 63 bytes. Link with -ldl on glibc < 2.34.
+ * function, then a NULL check. Labels are truncated to 63 bytes (before a UTF-8 character,
+ * not inside one). Link with -ldl on glibc < 2.34.
  */
 #ifndef ALLOCLAB_MARKERS_H
 #define ALLOCLAB_MARKERS_H

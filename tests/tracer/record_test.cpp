@@ -342,7 +342,8 @@ TEST(Record, run_markers_from_python) {
                         << "    with m.run('forward'):\n"
                         << "        data = bytearray(1 << 20)\n"
                         << "        m.mark('inside')\n"
-                        << "        del data\n";
+                        << "        del data\n"
+                        << "m.mark('\u00e9' * 40)\n";
   const Recorded r = record(dir.file("py.alt"), "/usr/bin/python3 " + script);
   ASSERT_EQ(r.status, 0) << r.output;
   const Trace trace = read_alt(dir.file("py.alt"));
@@ -352,6 +353,14 @@ TEST(Record, run_markers_from_python) {
   EXPECT_EQ(resolved.runs[1].label, "forward");
   const RunCounts c = count_in_runs(trace, "forward");
   EXPECT_GE(c.allocs + c.maps, 2u);  // the bytearray, at least
+  // 80 bytes of "\u00e9" cut to fit 63: before a character, not inside one (31 of them).
+  std::string longest;
+  for (std::size_t i = 0; i < trace.size(); ++i)
+    if (trace.op(i) == Op::mark && trace.label(i).size() > longest.size())
+      longest = std::string(trace.label(i));
+  std::string expected;
+  for (int k = 0; k < 31; ++k) expected += "\xc3\xa9";
+  EXPECT_EQ(longest, expected);
 }
 
 TEST(Record, abort_leaves_a_readable_trace_up_to_the_abort) {

@@ -30,6 +30,7 @@ using AlignedFn = void* (*)(std::size_t, std::size_t);
 using MmapFn = void* (*)(void*, std::size_t, int, int, int, off_t);
 using MunmapFn = int (*)(void*, std::size_t);
 using MremapFn = void* (*)(void*, std::size_t, std::size_t, int, ...);
+using MprotectFn = int (*)(void*, std::size_t, int);
 
 struct RealFunctions {
   MallocFn malloc;
@@ -44,6 +45,7 @@ struct RealFunctions {
   MmapFn mmap;
   MunmapFn munmap;
   MremapFn mremap;
+  MprotectFn mprotect;
 };
 RealFunctions real;
 
@@ -169,6 +171,7 @@ void resolve_real_functions() {
   real.mmap = next_symbol<MmapFn>("mmap");
   real.munmap = next_symbol<MunmapFn>("munmap");
   real.mremap = next_symbol<MremapFn>("mremap");
+  real.mprotect = next_symbol<MprotectFn>("mprotect");
 }
 
 }  // namespace alloclab::preload
@@ -293,9 +296,12 @@ ALLOCLAB_EXPORT void* mmap(void* addr, std::size_t length, int prot, int flags, 
   }
   void* p = real.mmap(addr, length, prot, flags, fd, offset);
   // Any mapping, anonymous or not, replaces what was mapped there (MAP_FIXED).
-  if (p != MAP_FAILED && tracing() && !ALLOCLAB_FROM_RUNTIME())
-    mappings_mapped(reinterpret_cast<std::uintptr_t>(p), length,
-                    (flags & MAP_ANONYMOUS) && length >= g.min_size, length);
+  if (p != MAP_FAILED && tracing() && !ALLOCLAB_FROM_RUNTIME()) {
+    const Mapping what = !(flags & MAP_ANONYMOUS) || length < g.min_size ? Mapping::untracked
+                         : prot == PROT_NONE                             ? Mapping::reservation
+                                                                         : Mapping::recorded;
+    mappings_mapped(reinterpret_cast<std::uintptr_t>(p), length, what, length);
+  }
   return p;
 }
 
@@ -334,14 +340,29 @@ ALLOCLAB_EXPORT void* mremap(void* old, std::size_t old_size, std::size_t new_si
   void* p = real.mremap ? real.mremap(old, old_size, new_size, flags, new_address)
                         : reinterpret_cast<void*>(
                               kernel_call(SYS_mremap, old, old_size, new_size, flags, new_address));
+  const auto kept = [](bool record, std::size_t size) {
+    return record && size >= g.min_size ? Mapping::recorded : Mapping::untracked;
+  };
   if (traced) {
     if (p != MAP_FAILED)
-      mappings_mapped(reinterpret_cast<std::uintptr_t>(p), new_size,
-                      recorded && new_size >= g.min_size, new_size);
+      mappings_mapped(reinterpret_cast<std::uintptr_t>(p), new_size, kept(recorded, new_size),
+                      new_size);
     else if (recorded && !stays)
-      mappings_mapped(old_start, old_size, old_size >= g.min_size, old_size);
+      mappings_mapped(old_start, old_size, kept(true, old_size), old_size);
   }
   return p;
+}
+
+// Pages of a PROT_NONE reservation made accessible are allocations from then on; recorded pages
+// made PROT_NONE are freed (mappings.hpp).
+ALLOCLAB_EXPORT int mprotect(void* addr, std::size_t length, int prot) {
+  ensure_ready();
+  const int result = real.mprotect
+                         ? real.mprotect(addr, length, prot)
+                         : static_cast<int>(kernel_call(SYS_mprotect, addr, length, prot));
+  if (result == 0 && tracing() && !ALLOCLAB_FROM_RUNTIME())
+    mappings_protected(reinterpret_cast<std::uintptr_t>(addr), length, prot != PROT_NONE);
+  return result;
 }
 
 // The tracer's own writer thread takes no sequence numbers: only the program's threads count.

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstring>
@@ -26,6 +27,10 @@ namespace {
 struct Range {
   std::uint64_t start;
   std::uint64_t end;
+  // false: a reservation (mapped PROT_NONE), address space and not memory. Runtimes reserve
+  // gigabytes this way (JITs, GPU drivers) and commit parts with mprotect or MAP_FIXED: only
+  // those parts are allocations in the trace.
+  bool recorded;
 };
 
 constexpr std::size_t max_ranges = 65536;
@@ -130,12 +135,14 @@ bool forget(std::uint64_t start, std::uint64_t end) {
       std::size_t staying = 0;
       while (last < g_count && g_ranges[last].end > start && last - first < ranges_per_round) {
         const Range r = g_ranges[last++];
-        if (r.start <= start && start < r.end) contained_start = true;
-        changes[n++] = {op_free, r.start, 0};
-        // Descending, as the table: the higher part first. A part below --min-size goes with
-        // its block, as a mapping that small would not have been recorded.
-        if (r.end > end && r.end - end >= g.min_size) stays[staying++] = {end, r.end};
-        if (r.start < start && start - r.start >= g.min_size) stays[staying++] = {r.start, start};
+        if (r.recorded && r.start <= start && start < r.end) contained_start = true;
+        if (r.recorded) changes[n++] = {op_free, r.start, 0};
+        // Descending, as the table: the higher part first. A recorded part below --min-size
+        // goes with its block, as a mapping that small would not have been recorded.
+        const std::uint64_t least = r.recorded ? g.min_size : 1;
+        if (r.end > end && r.end - end >= least) stays[staying++] = {end, r.end, r.recorded};
+        if (r.start < start && start - r.start >= least)
+          stays[staying++] = {r.start, start, r.recorded};
       }
       more = last < g_count && g_ranges[last].end > start;
       const std::size_t removed = last - first;
@@ -150,7 +157,8 @@ bool forget(std::uint64_t start, std::uint64_t end) {
       }
       for (std::size_t k = 0; k < staying; ++k) {
         g_ranges[first + k] = stays[k];
-        changes[n++] = {op_alloc, stays[k].start, stays[k].end - stays[k].start};
+        if (stays[k].recorded)
+          changes[n++] = {op_alloc, stays[k].start, stays[k].end - stays[k].start};
       }
     }
     record_changes(changes, n);
@@ -161,15 +169,37 @@ bool forget(std::uint64_t start, std::uint64_t end) {
 enum class Added { yes, overlaps, table_full };
 
 // Adds [start, end) unless something in the table overlaps it.
-Added add_if_clear(std::uint64_t start, std::uint64_t end) {
+Added add_if_clear(std::uint64_t start, std::uint64_t end, bool recorded) {
   TableLock lock;
   const std::size_t at = first_starting_below(end);
   if (at < g_count && g_ranges[at].end > start) return Added::overlaps;
   if (g_count == max_ranges) return Added::table_full;
   std::memmove(&g_ranges[at + 1], &g_ranges[at], (g_count - at) * sizeof(Range));
-  g_ranges[at] = {start, end};
+  g_ranges[at] = {start, end, recorded};
   ++g_count;
   return Added::yes;
+}
+
+// Puts [start, end) in the table (recorded or reserved), after forgetting what it replaces.
+Added replace(std::uint64_t start, std::uint64_t end, bool recorded) {
+  // Almost always nothing was mapped there: one pass under the lock.
+  Added added = add_if_clear(start, end, recorded);
+  if (added == Added::overlaps) {
+    forget(start, end);
+    added = add_if_clear(start, end, recorded);
+  }
+  return added;
+}
+
+// The first range overlapping [start, end) whose `recorded` is `which`, as it is now.
+bool find_overlapping(std::uint64_t start, std::uint64_t end, bool which, Range& found) {
+  TableLock lock;
+  for (std::size_t k = first_starting_below(end); k < g_count && g_ranges[k].end > start; ++k)
+    if (g_ranges[k].recorded == which) {
+      found = g_ranges[k];
+      return true;
+    }
+  return false;
 }
 
 }  // namespace
@@ -178,29 +208,45 @@ bool mappings_forget(std::uint64_t start, std::uint64_t length) {
   return forget(start, page_end(start, length));
 }
 
-void mappings_mapped(std::uint64_t start, std::uint64_t length, bool record, std::uint64_t size) {
+void mappings_mapped(std::uint64_t start, std::uint64_t length, Mapping what, std::uint64_t size) {
   const std::uint64_t end = page_end(start, length);
-  if (!record) {
-    forget(start, end);
-    return;
+  switch (what) {
+    case Mapping::untracked:
+      forget(start, end);
+      return;
+    case Mapping::reservation:
+      if (replace(start, end, false) == Added::table_full) count_dropped();
+      return;
+    case Mapping::recorded:
+      // A mapping the table has no room for is not recorded, nor then its munmap.
+      if (replace(start, end, true) == Added::yes)
+        record_event(op_alloc, kind_mapped, start, size, 0);
+      else
+        count_dropped();
+      return;
   }
-  // Almost always nothing was mapped there: one pass under the lock.
-  Added added = add_if_clear(start, end);
-  if (added == Added::overlaps) {
-    forget(start, end);
-    added = add_if_clear(start, end);
+}
+
+void mappings_protected(std::uint64_t start, std::uint64_t length, bool accessible) {
+  const std::uint64_t end = page_end(start, length);
+  // One range at a time: each pass turns one into the other kind, so none is found twice.
+  for (Range r{}; find_overlapping(start, end, !accessible, r);) {
+    const std::uint64_t from = std::max(start, r.start);
+    const std::uint64_t to = std::min(end, r.end);
+    forget(from, to);  // a recorded range's free, and its parts that stay
+    if (accessible && to - from < g.min_size) continue;  // committed, too small to record
+    const Added added = add_if_clear(from, to, accessible);
+    if (added != Added::yes)
+      count_dropped();
+    else if (accessible)
+      record_event(op_alloc, kind_mapped, from, to - from, 0);
   }
-  // A mapping the table has no room for is not recorded, nor then its munmap.
-  if (added == Added::yes)
-    record_event(op_alloc, kind_mapped, start, size, 0);
-  else
-    count_dropped();
 }
 
 bool mappings_contain(std::uint64_t address) {
   TableLock lock;
   const std::size_t at = first_starting_below(address + 1);
-  return at < g_count && g_ranges[at].end > address;
+  return at < g_count && g_ranges[at].end > address && g_ranges[at].recorded;
 }
 
 void init_mappings() {

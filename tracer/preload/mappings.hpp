@@ -13,11 +13,22 @@ namespace alloclab::preload {
 // Returns whether a recorded mapping contained `start`.
 bool mappings_forget(std::uint64_t start, std::uint64_t length);
 
-// After an mmap (or mremap) mapped [start, start + length): what it replaced is forgotten as
-// above, and with `record` the new mapping is recorded, `size` bytes as requested.
-void mappings_mapped(std::uint64_t start, std::uint64_t length, bool record, std::uint64_t size);
+enum class Mapping {
+  untracked,    // a file, or smaller than --min-size: only what it replaced matters
+  reservation,  // anonymous and PROT_NONE: kept in the table, not recorded
+  recorded,     // anonymous and accessible
+};
 
-// Whether a recorded mapping contains `address`.
+// After an mmap (or mremap) mapped [start, start + length): what it replaced is forgotten as
+// above, and the new mapping is kept as `what` says (recorded: `size` bytes as requested).
+void mappings_mapped(std::uint64_t start, std::uint64_t length, Mapping what, std::uint64_t size);
+
+// After an mprotect of [start, start + length): the parts of reservations it made accessible
+// are allocations from now on (each part a block of its own), the parts of recorded mappings it
+// made PROT_NONE are reservations again (freed; the rest of their blocks allocated again).
+void mappings_protected(std::uint64_t start, std::uint64_t length, bool accessible);
+
+// Whether a recorded mapping (not a reservation) contains `address`.
 bool mappings_contain(std::uint64_t address);
 
 // Once, before the program runs: the page size, and fork handlers that keep the table whole in

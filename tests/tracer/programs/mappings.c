@@ -2,8 +2,11 @@
  * run; at its end nothing mapped in it is left. Counts the mapping events the trace must hold
  * (README: a part that stays mapped is a block of its own), and where the pieces should be:
  *   - jemalloc's alignment: map twice the size, unmap the unaligned head and tail, later the rest
- *   - a reservation with pages mapped over it with MAP_FIXED (GPU runtimes, JITs), a hole
- *     punched into its middle, then the whole reservation unmapped in one call
+ *   - a PROT_NONE reservation (address space, not memory: never an allocation itself) with
+ *     pages mapped over it with MAP_FIXED (GPU runtimes, JITs), a hole punched into it, then
+ *     the whole reservation unmapped in one call
+ *   - a reservation committed and decommitted with mprotect, and a mapping made PROT_NONE and
+ *     accessible again
  *   - mremap that grows and moves, and one that shrinks in place
  *   - two adjacent mappings unmapped in one call
  * mappings COUNTS_FILE [ROUNDS] (default 50) */
@@ -48,21 +51,42 @@ int main(int argc, char** argv) {
     }
     aligned[chunk - 1] = 1;
 
-    /* A reservation, four pages mapped over its start: the reservation's block is freed, the
-     * twelve pages above stay a block, the new mapping is one. */
+    /* A reservation, four pages mapped over its start: only the new mapping is a block. */
     char* reserve = mmap(NULL, 16 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (reserve == MAP_FAILED) return 1;
-    ++maps;
     char* inside = mmap(reserve, 4 * page, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
     if (inside != reserve) return 1;
-    ++unmaps, maps += 2;
+    ++maps;
     inside[0] = 1;
-    /* A hole in the middle of the twelve pages: freed, and the parts below and above stay. */
+    /* A hole in the reserved pages: nothing to record. */
     if (munmap(reserve + 8 * page, 2 * page) != 0) return 1;
+    /* All sixteen pages at once: the four-page mapping. */
+    unmap_all_of(reserve, 16 * page, 1);
+
+    /* Committed with mprotect: pages 2-5 of a reservation, then pages 8-9. Decommitting page 3
+     * frees the first block and allocates pages 2 and 4-5, which stay. */
+    char* arena = mmap(NULL, 16 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (arena == MAP_FAILED) return 1;
+    if (mprotect(arena + 2 * page, 4 * page, PROT_READ | PROT_WRITE) != 0) return 1;
+    ++maps;
+    arena[2 * page] = 1;
+    if (mprotect(arena + 8 * page, 2 * page, PROT_READ | PROT_WRITE) != 0) return 1;
+    ++maps;
+    if (mprotect(arena + 3 * page, page, PROT_NONE) != 0) return 1;
     ++unmaps, maps += 2;
-    /* All sixteen pages at once: the four-page mapping and the two parts. */
-    unmap_all_of(reserve, 16 * page, 3);
+    /* Read-only is still accessible: nothing changes. */
+    if (mprotect(arena + 8 * page, 2 * page, PROT_READ) != 0) return 1;
+    unmap_all_of(arena, 16 * page, 3);
+
+    /* A mapping made PROT_NONE (freed: a reservation now) and accessible again (allocated). */
+    char* guard = map(4 * page);
+    if (mprotect(guard, 4 * page, PROT_NONE) != 0) return 1;
+    ++unmaps;
+    if (mprotect(guard, 4 * page, PROT_READ | PROT_WRITE) != 0) return 1;
+    ++maps;
+    guard[0] = 1;
+    unmap_all_of(guard, 4 * page, 1);
 
     /* mremap: grow (and perhaps move), then shrink in place. */
     char* grow = map(page);

@@ -36,6 +36,9 @@ struct Range {
 constexpr std::size_t max_ranges = 65536;
 Range g_ranges[max_ranges];  // by descending start; disjoint
 std::size_t g_count = 0;
+// How many ranges are reservations. Changed under the lock; read without it by mprotect, which
+// has nothing to commit while there are none (a JIT flipping its code pages between RW and RX).
+std::atomic<std::size_t> g_reservations{0};
 std::uint64_t g_page = 4096;
 
 // One lock for the table. Signals are blocked while a thread takes and holds it: a signal
@@ -133,8 +136,10 @@ bool forget(std::uint64_t start, std::uint64_t end) {
       std::size_t last = first;  // one past the ranges taken out
       Range stays[2];
       std::size_t staying = 0;
+      std::size_t reservations_removed = 0;
       while (last < g_count && g_ranges[last].end > start && last - first < ranges_per_round) {
         const Range r = g_ranges[last++];
+        reservations_removed += !r.recorded;
         if (r.recorded && r.start <= start && start < r.end) contained_start = true;
         if (r.recorded) changes[n++] = {op_free, r.start, 0};
         // Descending, as the table: the higher part first. A recorded part below --min-size
@@ -155,6 +160,10 @@ bool forget(std::uint64_t start, std::uint64_t end) {
         std::memmove(&g_ranges[first + staying], &g_ranges[last], (g_count - last) * sizeof(Range));
         g_count = g_count - removed + staying;
       }
+      std::size_t reservations_staying = 0;
+      for (std::size_t k = 0; k < staying; ++k) reservations_staying += !stays[k].recorded;
+      g_reservations.fetch_add(reservations_staying - reservations_removed,
+                               std::memory_order_relaxed);  // mod 2^64: may go down
       for (std::size_t k = 0; k < staying; ++k) {
         g_ranges[first + k] = stays[k];
         if (stays[k].recorded)
@@ -177,6 +186,7 @@ Added add_if_clear(std::uint64_t start, std::uint64_t end, bool recorded) {
   std::memmove(&g_ranges[at + 1], &g_ranges[at], (g_count - at) * sizeof(Range));
   g_ranges[at] = {start, end, recorded};
   ++g_count;
+  if (!recorded) g_reservations.fetch_add(1, std::memory_order_relaxed);
   return Added::yes;
 }
 
@@ -228,6 +238,7 @@ void mappings_mapped(std::uint64_t start, std::uint64_t length, Mapping what, st
 }
 
 void mappings_protected(std::uint64_t start, std::uint64_t length, bool accessible) {
+  if (accessible && g_reservations.load(std::memory_order_relaxed) == 0) return;
   const std::uint64_t end = page_end(start, length);
   // One range at a time: each pass turns one into the other kind, so none is found twice.
   for (Range r{}; find_overlapping(start, end, !accessible, r);) {

@@ -1,5 +1,6 @@
 #include "alloclab/replay/report.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -43,6 +44,13 @@ std::uint64_t read_u64(const nlohmann::json& j, const char* key, const std::stri
 
 std::string json_text(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void write_json(std::ostream& out, const nlohmann::json& j, int indent) {
+  // What `out << std::setw(indent) << j` does, with the error handler it does not take.
+  nlohmann::detail::serializer<nlohmann::json> writer(
+      nlohmann::detail::output_adapter<char>(out), ' ', nlohmann::json::error_handler_t::replace);
+  writer.dump(j, indent >= 0, false, static_cast<unsigned int>(std::max(indent, 0)));
 }
 
 nlohmann::json metrics_json(const Metrics& m) {
@@ -286,7 +294,9 @@ void write_pretty(std::ostream& out, const nlohmann::json& j, std::size_t indent
     out << "{\n";
     std::size_t left = j.size();
     for (auto it = j.begin(); it != j.end(); ++it) {
-      out << inner << json_text(nlohmann::json(it.key())) << ": ";
+      out << inner;
+      write_json(out, nlohmann::json(it.key()));
+      out << ": ";
       write_pretty(out, it.value(), indent + 1, deferred);
       out << (--left ? ",\n" : "\n");
     }
@@ -294,7 +304,7 @@ void write_pretty(std::ostream& out, const nlohmann::json& j, std::size_t indent
     return;
   }
   if (!j.is_array()) {
-    out << json_text(j);
+    write_json(out, j);
     return;
   }
   const auto found = deferred.find(&j);
@@ -343,7 +353,10 @@ void write_results_csv(std::ostream& out, const std::vector<StrategyResult>& res
     std::string quoted = "\"";
     for (char c : r.strategy) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
     out << quoted << '"';
-    for (const std::string& key : metric_keys()) out << ',' << json_text(m[key]);
+    for (const std::string& key : metric_keys()) {
+      out << ',';
+      write_json(out, m[key]);
+    }
     out << '\n';
   }
 }

@@ -176,7 +176,10 @@ void write_output(const std::string& path, const std::function<void(std::ostream
 
 void write_json_output(const std::string& path, const nlohmann::json& value) {
   // Streamed, not dump()ed: a report of a 100M-event trace would be a gigabyte-sized string.
-  write_output(path, [&](std::ostream& out) { out << json_text(value, 1) << '\n'; });
+  write_output(path, [&](std::ostream& out) {
+    write_json(out, value, 1);
+    out << '\n';
+  });
 }
 
 std::string human_bytes(std::uint64_t bytes) {

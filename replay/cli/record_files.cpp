@@ -110,7 +110,7 @@ UntracedImages TraceFileList::untraced() const {
   while (std::getline(in, line)) {
     const bool exec = line.starts_with("untraced-exec ");
     if (!exec && !line.starts_with("untraced-fork ")) continue;
-    const char* number = line.c_str() + std::strlen("untraced-exec ");
+    const char* number = line.c_str() + line.find(' ') + 1;
     char* end = nullptr;
     const long pid = std::strtol(number, &end, 10);
     if (end == number) continue;

@@ -88,16 +88,15 @@ class ColumnWriter {
 
 constexpr std::size_t max_varint_bytes = 10;
 
-// Version 6's byte planes of a reference column: the low bytes, the second bytes, then the rest
-// as varints, each plane a section of its own.
-void put_planes(const ValueStream& values, std::vector<std::uint8_t>& out,
+// Byte planes of a column (allocation sizes, version 6's references): the low bytes, the second
+// bytes, then the rest as varints, each plane a section of its own.
+template <typename Value>
+void put_planes(const Value* v, std::size_t count, std::vector<std::uint8_t>& out,
                 std::vector<std::size_t>& section_ends) {
-  const std::size_t count = values.size();
   const std::size_t at = out.size();
   out.resize(at + 2 * count);
   std::uint8_t* const low = out.data() + at;
   std::uint8_t* const second = low + count;
-  const std::uint32_t* v = values.begin();
   for (std::size_t k = 0; k < count; ++k) {
     low[k] = static_cast<std::uint8_t>(v[k]);
     second[k] = static_cast<std::uint8_t>(v[k] >> 8);
@@ -110,6 +109,7 @@ void put_planes(const ValueStream& values, std::vector<std::uint8_t>& out,
   }
   section_ends.push_back(out.size());
 }
+
 // Reuse codes of allocations whose address is in the `recent` or the `after` stream (1..8: a
 // ring rank, 0: a delta).
 constexpr std::uint64_t reuse_recent = FreedBlocks::depth + 1;
@@ -198,10 +198,13 @@ void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end,
     out.insert(out.end(), stream.begin(), stream.end());
     scratch.section_ends.push_back(out.size());
   };
-  put_planes(refs, out, scratch.section_ends);
+  const auto put_reference_planes = [&](const ValueStream& stream) {
+    put_planes(stream.begin(), stream.size(), out, scratch.section_ends);
+  };
+  put_reference_planes(refs);
   put_bytes(reuse);
-  put_planes(recent, out, scratch.section_ends);
-  put_planes(after, out, scratch.section_ends);
+  put_reference_planes(recent);
+  put_reference_planes(after);
   put_bytes(deltas);
 }
 
@@ -281,21 +284,7 @@ void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackC
       allocs += is_alloc_event;
       others += !is_alloc_event;
     }
-    const std::size_t at = out.size();
-    out.resize(at + 2 * allocs);
-    std::uint8_t* const low = out.data() + at;
-    std::uint8_t* const second = low + allocs;
-    for (std::size_t k = 0; k < allocs; ++k) {
-      low[k] = static_cast<std::uint8_t>(alloc_sizes[k]);
-      second[k] = static_cast<std::uint8_t>(alloc_sizes[k] >> 8);
-    }
-    scratch.section_ends.push_back(at + allocs);
-    scratch.section_ends.push_back(at + 2 * allocs);
-    {
-      ColumnWriter column(out, allocs * max_varint_bytes);
-      for (std::size_t k = 0; k < allocs; ++k) column.put(alloc_sizes[k] >> 16);
-    }
-    scratch.section_ends.push_back(out.size());
+    put_planes(alloc_sizes, allocs, out, scratch.section_ends);
     ColumnWriter column(out, others * max_varint_bytes);
     for (std::size_t k = 0; k < others; ++k) column.put(other_sizes[k]);
   }

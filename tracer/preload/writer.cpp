@@ -666,13 +666,10 @@ bool open_trace() {
       g_writer = new AltStreamWriter(path, metadata, options);
       list_trace(path);
       return true;
-    } catch (const std::system_error& e) {
+    } catch (const std::exception& e) {  // any: nothing the tracer meets may end the program
       // A later image of the same pid (exec in place, exec after fork) takes the next name.
-      if (e.code().value() == EEXIST && g_image != Image::root) continue;
-      say(("alloclab: not tracing pid " + std::to_string(g.pid) + ": " + e.what() + "\n").c_str());
-      break;
-    } catch (const std::exception& e) {
-      // Nothing the tracer meets may end the program.
+      const auto* system = dynamic_cast<const std::system_error*>(&e);
+      if (system && system->code().value() == EEXIST && g_image != Image::root) continue;
       say(("alloclab: not tracing pid " + std::to_string(g.pid) + ": " + e.what() + "\n").c_str());
       break;
     }

@@ -27,6 +27,9 @@ struct ReportContext {
 // `j` as JSON text (indent -1: on one line). Labels and command lines are bytes, not always
 // UTF-8 (a Latin-1 file name): each byte that is not becomes U+FFFD instead of an exception.
 std::string json_text(const nlohmann::json& j, int indent = -1);
+// The same, written to `out` as it is made: a report of a 100M-event trace never exists as one
+// gigabyte-sized string.
+void write_json(std::ostream& out, const nlohmann::json& j, int indent = -1);
 
 nlohmann::json metrics_json(const Metrics& metrics);
 // `with_runs` false leaves "runs" an empty array (run_json makes each entry).

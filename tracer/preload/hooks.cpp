@@ -321,7 +321,9 @@ ALLOCLAB_EXPORT int munmap(void* addr, std::size_t length) {
 
 // A recorded mapping that mremap moves or resizes is freed, and allocated again where it ends
 // up, with its new size; one it copies (old size 0) or leaves mapped (MREMAP_DONTUNMAP) is not
-// freed. If mremap fails, the freed one is allocated again where it was.
+// freed. If mremap fails, the freed one is allocated again where it was. A reservation stays one
+// where it ends up, so that pages committed there later are allocations (a runtime that grows
+// its reserved heap with mremap, then commits it with mprotect).
 ALLOCLAB_EXPORT void* mremap(void* old, std::size_t old_size, std::size_t new_size, int flags,
                              ...) {
   void* new_address = nullptr;
@@ -336,6 +338,7 @@ ALLOCLAB_EXPORT void* mremap(void* old, std::size_t old_size, std::size_t new_si
   const auto old_start = reinterpret_cast<std::uintptr_t>(old);
   const bool stays = old_size == 0 || (flags & MREMAP_DONTUNMAP);
   bool recorded = false;
+  const bool reserved = traced && old_size != 0 && mappings_reserved(old_start, old_size);
   if (traced) recorded = stays ? mappings_contain(old_start) : mappings_forget(old_start, old_size);
   void* p = real.mremap ? real.mremap(old, old_size, new_size, flags, new_address)
                         : reinterpret_cast<void*>(
@@ -345,8 +348,10 @@ ALLOCLAB_EXPORT void* mremap(void* old, std::size_t old_size, std::size_t new_si
   };
   if (traced) {
     if (p != MAP_FAILED)
-      mappings_mapped(reinterpret_cast<std::uintptr_t>(p), new_size, kept(recorded, new_size),
-                      new_size);
+      mappings_mapped(reinterpret_cast<std::uintptr_t>(p), new_size,
+                      reserved ? Mapping::reservation : kept(recorded, new_size), new_size);
+    else if (reserved && !stays)
+      mappings_mapped(old_start, old_size, Mapping::reservation, old_size);
     else if (recorded && !stays)
       mappings_mapped(old_start, old_size, kept(true, old_size), old_size);
   }

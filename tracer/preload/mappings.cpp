@@ -260,6 +260,15 @@ bool mappings_contain(std::uint64_t address) {
   return at < g_count && g_ranges[at].end > address && g_ranges[at].recorded;
 }
 
+bool mappings_reserved(std::uint64_t start, std::uint64_t length) {
+  if (g_reservations.load(std::memory_order_relaxed) == 0) return false;
+  const std::uint64_t end = page_end(start, length);
+  TableLock lock;
+  const std::size_t at = first_starting_below(start + 1);
+  return at < g_count && g_ranges[at].start <= start && g_ranges[at].end >= end &&
+         !g_ranges[at].recorded;
+}
+
 void init_mappings() {
   const long page = sysconf(_SC_PAGESIZE);
   if (page > 0) g_page = static_cast<std::uint64_t>(page);

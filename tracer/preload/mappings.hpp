@@ -31,6 +31,9 @@ void mappings_protected(std::uint64_t start, std::uint64_t length, bool accessib
 // Whether a recorded mapping (not a reservation) contains `address`.
 bool mappings_contain(std::uint64_t address);
 
+// Whether [start, start + length) lies in one reservation, none of it committed.
+bool mappings_reserved(std::uint64_t start, std::uint64_t length);
+
 // Once, before the program runs: the page size, and fork handlers that keep the table whole in
 // a child.
 void init_mappings();

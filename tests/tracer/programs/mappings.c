@@ -7,7 +7,8 @@
  *     the whole reservation unmapped in one call
  *   - a reservation committed and decommitted with mprotect, and a mapping made PROT_NONE and
  *     accessible again
- *   - mremap that grows and moves, and one that shrinks in place
+ *   - mremap that grows and moves, and one that shrinks in place; a reservation it grows,
+ *     committed afterwards
  *   - two adjacent mappings unmapped in one call
  * mappings COUNTS_FILE [ROUNDS] (default 50) */
 #include <stdint.h>
@@ -97,6 +98,17 @@ int main(int argc, char** argv) {
     if (mremap(grow, 64 * page, 8 * page, 0) != grow) return 1;
     ++unmaps, ++maps;
     unmap_all_of(grow, 8 * page, 1);
+
+    /* A reservation that mremap grows (in place or moved) stays one: pages committed where it
+     * ended up are an allocation. */
+    char* heap = mmap(NULL, 4 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (heap == MAP_FAILED) return 1;
+    heap = mremap(heap, 4 * page, 32 * page, MREMAP_MAYMOVE);
+    if (heap == MAP_FAILED) return 1;
+    if (mprotect(heap + 16 * page, 4 * page, PROT_READ | PROT_WRITE) != 0) return 1;
+    ++maps;
+    heap[16 * page] = 1;
+    unmap_all_of(heap, 32 * page, 1);
 
     /* Two mappings side by side (one MAP_FIXED into the other's reservation), one munmap. */
     char* pair = map(8 * page);

@@ -337,9 +337,10 @@ ALLOCLAB_EXPORT void* mremap(void* old, std::size_t old_size, std::size_t new_si
   const bool traced = tracing() && !ALLOCLAB_FROM_RUNTIME();
   const auto old_start = reinterpret_cast<std::uintptr_t>(old);
   const bool stays = old_size == 0 || (flags & MREMAP_DONTUNMAP);
-  bool recorded = false;
-  const bool reserved = traced && old_size != 0 && mappings_reserved(old_start, old_size);
-  if (traced) recorded = stays ? mappings_contain(old_start) : mappings_forget(old_start, old_size);
+  const Mapping was = traced ? mappings_kind(old_start, old_size) : Mapping::untracked;
+  const bool recorded = was == Mapping::recorded;
+  const bool reserved = was == Mapping::reservation;
+  if (traced && !stays) mappings_forget(old_start, old_size);
   void* p = real.mremap ? real.mremap(old, old_size, new_size, flags, new_address)
                         : reinterpret_cast<void*>(
                               kernel_call(SYS_mremap, old, old_size, new_size, flags, new_address));

@@ -119,11 +119,10 @@ void count_dropped() {
 }
 
 // Takes [start, end) out of the table, a few ranges at a time (their events are recorded
-// between the rounds, outside the lock). Returns whether a range contained `start`.
-bool forget(std::uint64_t start, std::uint64_t end) {
+// between the rounds, outside the lock).
+void forget(std::uint64_t start, std::uint64_t end) {
   constexpr std::size_t ranges_per_round = 16;
-  bool contained_start = false;
-  if (end <= start) return false;
+  if (end <= start) return;
   for (;;) {
     // The frees of the ranges taken out, then the allocations of the parts of them that stay:
     // at most two (from `end` on: of the highest range; below `start`: of the lowest).
@@ -140,7 +139,6 @@ bool forget(std::uint64_t start, std::uint64_t end) {
       while (last < g_count && g_ranges[last].end > start && last - first < ranges_per_round) {
         const Range r = g_ranges[last++];
         reservations_removed += !r.recorded;
-        if (r.recorded && r.start <= start && start < r.end) contained_start = true;
         if (r.recorded) changes[n++] = {op_free, r.start, 0};
         // Descending, as the table: the higher part first. A recorded part below --min-size
         // goes with its block, as a mapping that small would not have been recorded.
@@ -171,7 +169,7 @@ bool forget(std::uint64_t start, std::uint64_t end) {
       }
     }
     record_changes(changes, n);
-    if (!more) return contained_start;
+    if (!more) return;
   }
 }
 
@@ -214,8 +212,8 @@ bool find_overlapping(std::uint64_t start, std::uint64_t end, bool which, Range&
 
 }  // namespace
 
-bool mappings_forget(std::uint64_t start, std::uint64_t length) {
-  return forget(start, page_end(start, length));
+void mappings_forget(std::uint64_t start, std::uint64_t length) {
+  forget(start, page_end(start, length));
 }
 
 void mappings_mapped(std::uint64_t start, std::uint64_t length, Mapping what, std::uint64_t size) {
@@ -254,19 +252,13 @@ void mappings_protected(std::uint64_t start, std::uint64_t length, bool accessib
   }
 }
 
-bool mappings_contain(std::uint64_t address) {
-  TableLock lock;
-  const std::size_t at = first_starting_below(address + 1);
-  return at < g_count && g_ranges[at].end > address && g_ranges[at].recorded;
-}
-
-bool mappings_reserved(std::uint64_t start, std::uint64_t length) {
-  if (g_reservations.load(std::memory_order_relaxed) == 0) return false;
-  const std::uint64_t end = page_end(start, length);
+Mapping mappings_kind(std::uint64_t start, std::uint64_t length) {
   TableLock lock;
   const std::size_t at = first_starting_below(start + 1);
-  return at < g_count && g_ranges[at].start <= start && g_ranges[at].end >= end &&
-         !g_ranges[at].recorded;
+  if (at == g_count || g_ranges[at].end <= start) return Mapping::untracked;
+  if (g_ranges[at].recorded) return Mapping::recorded;
+  return length != 0 && g_ranges[at].end >= page_end(start, length) ? Mapping::reservation
+                                                                    : Mapping::untracked;
 }
 
 void init_mappings() {

@@ -10,8 +10,7 @@ namespace alloclab::preload {
 
 // Before the real munmap (or mremap) of [start, start + length): records the free of every
 // recorded mapping it touches, and the allocation of the parts of them that stay mapped.
-// Returns whether a recorded mapping contained `start`.
-bool mappings_forget(std::uint64_t start, std::uint64_t length);
+void mappings_forget(std::uint64_t start, std::uint64_t length);
 
 enum class Mapping {
   untracked,    // a file, or smaller than --min-size: only what it replaced matters
@@ -28,11 +27,10 @@ void mappings_mapped(std::uint64_t start, std::uint64_t length, Mapping what, st
 // made PROT_NONE are reservations again (freed; the rest of their blocks allocated again).
 void mappings_protected(std::uint64_t start, std::uint64_t length, bool accessible);
 
-// Whether a recorded mapping (not a reservation) contains `address`.
-bool mappings_contain(std::uint64_t address);
-
-// Whether [start, start + length) lies in one reservation, none of it committed.
-bool mappings_reserved(std::uint64_t start, std::uint64_t length);
+// What holds [start, start + length): `recorded` when a recorded mapping contains `start`,
+// `reservation` when one reservation, none of it committed, holds the whole (nonempty) range,
+// else `untracked`.
+Mapping mappings_kind(std::uint64_t start, std::uint64_t length);
 
 // Once, before the program runs: the page size, and fork handlers that keep the table whole in
 // a child.

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -53,7 +54,10 @@ thread_local CallNesting t_nesting;
 
 // With `record --cpu` the preload tracer shares the process: the CUDA tracer's own allocations
 // (queue growth, the writer thread's encoding) are not the program's, so they are hidden from
-// it when it offers the switch.
+// it when it offers the switch. Only memory our code both allocates and frees is hidden: CUPTI
+// and the driver free what they allocate in our calls later, outside any guard of ours (at a
+// context's or the process's end), and those frees would name blocks the trace never saw. So
+// no CUPTI or driver call is made under the guard; their memory is recorded as the program's.
 using GuardFunction = void (*)(int);
 GuardFunction g_preload_guard = nullptr;
 
@@ -67,6 +71,20 @@ struct PreloadGuard {
   PreloadGuard(const PreloadGuard&) = delete;
   PreloadGuard& operator=(const PreloadGuard&) = delete;
 };
+
+// A CUPTI call made while the guard is held runs with it lifted (see above).
+template <class Call>
+auto unguarded(Call call) {
+  struct Restore {
+    Restore() {
+      if (g_preload_guard) g_preload_guard(-1);
+    }
+    ~Restore() {
+      if (g_preload_guard) g_preload_guard(1);
+    }
+  } restore;
+  return call();
+}
 
 // The sink's writer thread works for the tracer only, for its whole life.
 void hide_writer_thread() {
@@ -99,6 +117,7 @@ void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Call
   if (!decode_api_call(domain, cbid, data, call)) return;
   call.thread = thread_id();
   call.device = device_of(data.context);
+  PreloadGuard guard;
   std::lock_guard lock(g_tracer->lock);
   call.time_ns = now_ns();  // under the lock: times follow the order of the trace
   g_tracer->scratch.clear();
@@ -108,6 +127,7 @@ void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Call
 
 void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData& data) {
   if (!g_tracer->runs) return;
+  PreloadGuard guard;
   const std::optional<NvtxCall> call = decode_nvtx_call(cbid, data);
   if (!call) return;
   const std::uint64_t thread = thread_id();
@@ -135,7 +155,6 @@ void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData& data) {
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           const void* data) {
   if (!g_active.load(std::memory_order_acquire) || !data) return;
-  PreloadGuard guard;
   if (domain == CUPTI_CB_DOMAIN_NVTX)
     on_nvtx(cbid, *static_cast<const CUpti_NvtxData*>(data));
   else
@@ -259,7 +278,8 @@ int initialize() {
   // Subscribed first, so that no file is left behind when CUPTI says no (no device, or another
   // tool, a profiler say, holds CUPTI's one subscriber slot). Callbacks before g_active are
   // ignored.
-  const CUptiResult subscribed = cuptiSubscribe(&g_subscriber, on_callback, nullptr);
+  const CUptiResult subscribed =
+      unguarded([] { return cuptiSubscribe(&g_subscriber, on_callback, nullptr); });
   if (subscribed != CUPTI_SUCCESS) {
     say_cupti_error("cuptiSubscribe", subscribed);
     return 0;
@@ -268,7 +288,7 @@ int initialize() {
     tracer->sink = open_sink(output, process, metadata(run_range, process));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "alloclab: CUDA tracing off: %s\n", e.what());
-    cuptiUnsubscribe(g_subscriber);
+    unguarded([] { return cuptiUnsubscribe(g_subscriber); });
     g_subscriber = nullptr;
     return 0;
   }
@@ -276,15 +296,18 @@ int initialize() {
   g_pid = getpid();
   pthread_atfork(nullptr, nullptr, at_fork_child);
   g_active.store(true, std::memory_order_release);
-  const std::size_t apis = enable(CUPTI_CB_DOMAIN_RUNTIME_API, traced_runtime_cbids(), "API") +
-                           enable(CUPTI_CB_DOMAIN_DRIVER_API, traced_driver_cbids(), "API");
-  if (run_range && enable(CUPTI_CB_DOMAIN_NVTX, traced_nvtx_cbids(), "NVTX") == 0)
+  const std::size_t apis = unguarded([] {
+    return enable(CUPTI_CB_DOMAIN_RUNTIME_API, traced_runtime_cbids(), "API") +
+           enable(CUPTI_CB_DOMAIN_DRIVER_API, traced_driver_cbids(), "API");
+  });
+  if (run_range &&
+      unguarded([] { return enable(CUPTI_CB_DOMAIN_NVTX, traced_nvtx_cbids(), "NVTX"); }) == 0)
     std::fprintf(stderr, "alloclab: warning: no NVTX callbacks: --run-range finds no runs\n");
   if (apis == 0) {
     std::fprintf(stderr, "alloclab: CUDA tracing off: no memory API could be traced\n");
     g_active.store(false);
     g_tracer->sink->close();
-    cuptiUnsubscribe(g_subscriber);
+    unguarded([] { return cuptiUnsubscribe(g_subscriber); });
     g_subscriber = nullptr;
     return 0;
   }

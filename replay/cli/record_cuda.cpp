@@ -13,15 +13,6 @@
 namespace alloclab::cli {
 namespace {
 
-std::string cupti_library() {
-  if (const char* env = std::getenv("ALLOCLAB_CUPTI_LIBRARY"); env && *env) return env;
-#ifdef ALLOCLAB_CUPTI_LIBRARY
-  return ALLOCLAB_CUPTI_LIBRARY;
-#else
-  return "libcupti.so";
-#endif
-}
-
 // One process's CUDA and host traces, merged by time into `output` (written beside it, then
 // renamed: `output` may be one of the two), and the parts removed.
 void merge_parts(const std::string& cuda, const std::string& host, const std::string& output) {
@@ -38,13 +29,7 @@ void merge_parts(const std::string& cuda, const std::string& host, const std::st
 void check_cuda_options(const CudaRecordOptions& options) {
   if (!options.run_range.empty() && !options.cuda)
     throw std::invalid_argument("record: --run-range needs --cuda (runs come from NVTX ranges)");
-  if (!options.run_range.empty()) {
-    const std::string cupti = cupti_library();
-    if (cupti.find('/') != std::string::npos && !std::filesystem::exists(cupti))
-      throw std::runtime_error("record --run-range: CUPTI's library is not at " + cupti +
-                               " (set ALLOCLAB_CUPTI_LIBRARY)");
-  }
-#ifndef ALLOCLAB_CUPTI_LIBRARY
+#if !ALLOCLAB_CUDA_BUILT
   if (options.cuda)
     throw std::runtime_error(
         "record --cuda: this alloclab was built without CUDA (ALLOCLAB_CUDA=OFF)");
@@ -82,7 +67,7 @@ void set_cuda_environment(const CudaRecordOptions& options, const std::string& i
   setenv("ALLOCLAB_CUDA_OUTPUT", cuda_trace_path(options, output).c_str(), 1);
   if (options.run_range.empty()) return;
   setenv("ALLOCLAB_RUN_RANGE", options.run_range.c_str(), 1);
-  setenv("NVTX_INJECTION64_PATH", cupti_library().c_str(), 1);
+  setenv("NVTX_INJECTION64_PATH", injection.c_str(), 1);
 }
 
 void finish_cuda_record(const CudaRecordOptions& options, const std::string& output) {

@@ -36,7 +36,8 @@ void check_part_files(const CudaRecordOptions& options, const std::string& outpu
 std::string cuda_injection_library();
 
 // In the child before exec: CUDA_INJECTION64_PATH, ALLOCLAB_CUDA_OUTPUT, and for --run-range
-// ALLOCLAB_RUN_RANGE and NVTX_INJECTION64_PATH (libcupti.so, so NVTX calls reach CUPTI).
+// ALLOCLAB_RUN_RANGE and NVTX_INJECTION64_PATH (the injection library too: it hands NVTX to the
+// CUPTI that serves its callbacks).
 void set_cuda_environment(const CudaRecordOptions& options, const std::string& injection,
                           const std::string& output);
 

@@ -6,7 +6,7 @@
 //
 // Environment (set by `alloclab record`): ALLOCLAB_CUDA_OUTPUT (the .alt to create; without it
 // nothing is traced), ALLOCLAB_RUN_RANGE (an NVTX range name glob; needs NVTX_INJECTION64_PATH
-// to name libcupti.so so that NVTX calls reach CUPTI), ALLOCLAB_TRACE_PID (the process that
+// to name this library, see InitializeInjectionNvtx2), ALLOCLAB_TRACE_PID (the process that
 // writes ALLOCLAB_CUDA_OUTPUT), ALLOCLAB_FOLLOW_FORK / ALLOCLAB_FOLLOW_EXEC (other processes
 // that initialise CUDA write traces of their own, listed in ALLOCLAB_FILE_LIST: processes.hpp).
 #include <cupti.h>
@@ -330,6 +330,30 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     std::fprintf(stderr, "alloclab: CUDA tracing off: %s\n", e.what());
     return 0;
   }
+}
+
+// NVTX's injection entry point: `record --run-range` names this library in NVTX_INJECTION64_PATH,
+// and it hands NVTX to the CUPTI this library is bound to. Naming CUPTI's file there instead
+// breaks in programs that carry a libcupti of their own (PyTorch does): that copy is loaded
+// first and serves our callbacks, NVTX would load the named file as a second copy, and its NVTX
+// callbacks would reach no subscriber.
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
+    const void* (*get_export_table)(std::uint32_t)) {
+  using CuptiNvtxEntry = int (*)(const void* (*)(std::uint32_t));
+  Dl_info bound{};
+  void* cupti = nullptr;
+  if (dladdr(reinterpret_cast<const void*>(&cuptiSubscribe), &bound) && bound.dli_fname)
+    cupti = dlopen(bound.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  const auto entry =
+      cupti ? reinterpret_cast<CuptiNvtxEntry>(dlsym(cupti, "InitializeInjectionNvtx2")) : nullptr;
+  if (!entry) {
+    std::fprintf(stderr,
+                 "alloclab: warning: CUPTI (%s) has no NVTX entry point: --run-range finds no "
+                 "runs\n",
+                 bound.dli_fname ? bound.dli_fname : "not found");
+    return 0;
+  }
+  return entry(get_export_table);
 }
 
 // Runs after the program's atexit handlers and static destructors (their frees are recorded),

@@ -101,6 +101,19 @@ TEST(CudaTranslate, failed_allocation_is_an_alloc_at_address_zero) {
   EXPECT_EQ(t.live_allocations(), 0u);
 }
 
+TEST(CudaTranslate, a_zero_byte_allocation_that_returns_no_address_is_not_an_event) {
+  Translator t;
+  for (const Api api : {Api::cuda_malloc, Api::cuda_malloc_async, Api::cu_mem_alloc,
+                        Api::cuda_malloc_managed, Api::cuda_malloc_host}) {
+    EXPECT_TRUE(run(t, exit_of(api, 0, 0)).empty()) << api_name(api);
+    EXPECT_TRUE(run(t, enter_of(Api::cuda_free, 0)).empty());
+  }
+  ApiCall failed = exit_of(Api::cuda_malloc, 0, 0);
+  failed.succeeded = false;  // a refused zero-byte request is still a failed allocation
+  ASSERT_EQ(run(t, failed).size(), 1u);
+  EXPECT_EQ(t.live_allocations(), 0u);
+}
+
 TEST(CudaTranslate, each_allocating_api_has_its_memory_kind) {
   const std::vector<std::pair<Api, MemoryKind>> cases = {
       {Api::cuda_malloc, MemoryKind::device},

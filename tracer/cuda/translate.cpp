@@ -182,6 +182,9 @@ void Translator::translate(const ApiCall& call, std::vector<Event>& out) {
       break;
   }
   if (const auto kind = allocation_kind(call.api)) {
+    // A zero-byte request succeeds with no address (PyTorch makes them for empty tensors):
+    // nothing was allocated, as the program's cudaFree(NULL) of it is no event either.
+    if (call.succeeded && call.address == 0) return;
     if (call.site == Site::exit && !seen_twice(call))
       out.push_back(alloc_event(call, *kind, call.device, requested_bytes(call)));
     return;

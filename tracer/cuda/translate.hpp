@@ -102,7 +102,7 @@ class Translator {
   // calls at the other site, for a free of address 0 (cudaFree(0) initialises a context) and for
   // handle bookkeeping (cuMemCreate, cuMemRelease), several for a cuMemUnmap whose range covers
   // several mappings. A failed allocation becomes an alloc at address 0 (the reader counts it
-  // as failed_allocs).
+  // as failed_allocs); a successful one that returned no address (a zero-byte request) none.
   //
   // The caller drops driver calls made inside a traced runtime call (cudaMalloc calls
   // cuMemAlloc), but it cannot for the runtime call during which CUDA, and so the tracer, was

@@ -103,7 +103,9 @@ TEST(CudaDeviceRecord, follow_exec_traces_each_worker_process_into_its_own_file)
     const Trace t = read_alt(file);
     const ResolvedTrace resolved = resolve(t);
     EXPECT_EQ(resolved.anomalies.total(), 0u) << file;
-    EXPECT_EQ(resolved.runs.size(), 0u) << file;  // no --run-range
+    // No --run-range: no markers, so the whole trace is one implicit run.
+    EXPECT_TRUE(resolved.implicit_run) << file;
+    EXPECT_EQ(resolved.runs.size(), 1u) << file;
     traced_allocations += resolved.allocation_count();
     EXPECT_EQ(t.metadata.value("image", ""), "follower") << file;
   }

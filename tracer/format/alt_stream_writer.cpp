@@ -35,7 +35,10 @@ AltStreamWriter::AltStreamWriter(const std::string& path, const nlohmann::json& 
     : path_(path), options_(options), scratch_(std::make_unique<detail::ChunkScratch>()) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) fail("cannot create", path, errno);
-  fd_ = move_high(fd);
+  // Moved high by the first append, not here: a tracer creates its file on the program's
+  // thread, and the move can take milliseconds (10-30 ms seen under gVisor) that the program
+  // would wait for.
+  fd_ = fd;
   struct stat st {};
   if (::fstat(fd_, &st) != 0) fail("cannot stat", path, errno);
   device_ = st.st_dev;
@@ -66,6 +69,10 @@ void AltStreamWriter::close() {
 }
 
 void AltStreamWriter::append_chunk(const Trace& trace, std::size_t begin, std::size_t end) {
+  if (!moved_high_) {
+    moved_high_ = true;
+    if (descriptor_is_ours()) fd_ = move_high(fd_);  // else write_all reopens, high
+  }
   if (begin >= end) return;
   detail::build_alt_chunk(trace, begin, end, options_.zstd_level, *scratch_, chunk_);
   const std::uint64_t before = bytes_written_;

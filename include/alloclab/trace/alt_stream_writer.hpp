@@ -55,6 +55,7 @@ class AltStreamWriter {
   std::string path_;
   AltWriteOptions options_;
   int fd_ = -1;
+  bool moved_high_ = false;  // fd_ still has the number it was created at until the first append
   std::uint64_t device_ = 0;
   std::uint64_t inode_ = 0;
   std::uint64_t bytes_written_ = 0;

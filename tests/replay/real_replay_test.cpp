@@ -17,7 +17,9 @@
 namespace alloclab {
 namespace {
 
-const ResolvedTrace& bundled(const std::string& name) {
+// A plain pointer, not a string: a reference returned from a call with a temporary argument
+// looks dangling to GCC 13 (-Wdangling-reference), though the cache outlives it.
+const ResolvedTrace& bundled(const char* name) {
   static std::map<std::string, ResolvedTrace> cache;
   auto it = cache.find(name);
   if (it == cache.end())
@@ -61,7 +63,7 @@ ReplayOptions real_options(const std::string& upstream) {
 
 void expect_counters_equal_sim(const std::string& upstream, const std::string& trace_name,
                                const std::vector<std::string>& specs) {
-  const ResolvedTrace& trace = bundled(trace_name);
+  const ResolvedTrace& trace = bundled(trace_name.c_str());
   for (const std::string& spec : specs) {
     const StrategyResult sim = replay_sim(trace, spec).result;
     const StrategyResult real = replay_trace(trace, spec, real_options(upstream)).result;

@@ -17,7 +17,8 @@ struct InfoOptions {
   std::string path;
   std::string format;
   bool json = false;
-  std::size_t stacks = 0;  // top allocation sites to show (traces recorded with --stacks)
+  std::size_t stacks = 0;     // top allocation sites to show (traces recorded with --stacks)
+  std::size_t anomalies = 5;  // first anomalies to list
 };
 
 void print_histogram(const char* title, const std::array<std::uint64_t, 65>& buckets,
@@ -44,7 +45,26 @@ void print_top(const char* title, const std::vector<SizeCount>& sizes) {
                 human_bytes(s.bytes).c_str());
 }
 
-void print_text(const TraceSummary& s) {
+void print_first_anomalies(const TraceSummary& s, std::size_t wanted) {
+  const std::size_t shown = std::min(wanted, s.first_anomalies.size());
+  if (shown == 0) return;
+  std::printf(
+      "  first %zu (event: its index in the trace from 0, as `alloclab convert` numbers "
+      "CSV rows after the header)\n",
+      shown);
+  for (std::size_t k = 0; k < shown; ++k) {
+    const AnomalyAt& a = s.first_anomalies[k];
+    std::printf("  event %-12s +%-10s %-24s 0x%llx on %s, thread %llu\n", grouped(a.event).c_str(),
+                human_duration(a.time_ns - s.first_time_ns).c_str(),
+                std::string(to_string(a.kind)).c_str(), static_cast<unsigned long long>(a.address),
+                device_name(a.device).c_str(), static_cast<unsigned long long>(a.thread));
+  }
+  if (s.anomalies.total() > shown)
+    std::printf("  ... %s more (--anomalies N lists up to the first %zu, as --json does)\n",
+                grouped(s.anomalies.total() - shown).c_str(), ResolvedTrace::max_listed_anomalies);
+}
+
+void print_text(const TraceSummary& s, std::size_t anomalies_wanted) {
   std::printf("trace        %s\n", s.source.c_str());
   std::printf("events       %s (alloc %s, free %s, run_begin %s, run_end %s, mark %s)\n",
               grouped(s.events).c_str(), grouped(s.events_by_op[0]).c_str(),
@@ -76,6 +96,7 @@ void print_text(const TraceSummary& s) {
       grouped(a.total()).c_str(), grouped(a.free_unknown).c_str(), grouped(a.double_free).c_str(),
       grouped(a.alloc_over_live).c_str(), grouped(a.nested_run_begin).c_str(),
       grouped(a.run_end_outside_run).c_str());
+  print_first_anomalies(s, anomalies_wanted);
   std::printf("also         free(NULL) %s, failed allocations %s, unterminated runs %s\n",
               grouped(a.free_null).c_str(), grouped(a.failed_allocs).c_str(),
               grouped(a.unterminated_runs).c_str());
@@ -153,7 +174,7 @@ void run_info(const InfoOptions& options) {
     if (options.json)
       std::cout << json_text(to_json(summary), 2) << '\n';
     else
-      print_text(summary);
+      print_text(summary, options.anomalies);
     return;
   }
   LoadedTrace loaded = load_trace(options.path, options.format);
@@ -170,7 +191,7 @@ void run_info(const InfoOptions& options) {
     std::cout << json_text(j, 2) << '\n';
     return;
   }
-  print_text(summary);
+  print_text(summary, options.anomalies);
   if (!loaded.trace.has_stacks()) {
     std::printf("\nno call stacks in this trace (record with `alloclab record --stacks N`)\n");
     return;
@@ -195,6 +216,10 @@ void add_info_command(CLI::App& app) {
                 "also show the call stacks that allocated most, by count and by bytes "
                 "(--stacks=N: the top N, default 10)")
       ->check(not_negative());
+  cmd->add_option("--anomalies", options->anomalies,
+                  "how many of the first anomalies to list, with their event index, time, "
+                  "address, device and thread (default 5, at most 1000; 0: none)")
+      ->check(CLI::Range(std::size_t{0}, ResolvedTrace::max_listed_anomalies));
   cmd->callback([options] { run_info(*options); });
 }
 

@@ -67,10 +67,49 @@ TEST(Cli, info_json_has_the_documented_keys) {
   for (const char* key :
        {"events", "events_by_op", "threads", "devices", "allocations", "frees", "anomalies",
         "peak_live_bytes", "size_histogram", "lifetime_histogram_ns", "top_sizes_by_count",
-        "top_sizes_by_bytes", "runs", "file_bytes_per_event"})
+        "top_sizes_by_bytes", "runs", "file_bytes_per_event", "first_anomalies"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["anomalies"]["total"], 0);
   EXPECT_LE(j["file_bytes_per_event"].get<double>(), 3.0);
+}
+
+// A trace that disagrees with its program says where: the first anomalies, each with its event
+// index (the row of `alloclab convert`'s CSV), time, address, device and thread.
+TEST(Cli, info_lists_where_the_first_anomalies_are) {
+  const std::string csv = temp_path("anomalies.csv");
+  std::ofstream(csv) << "time_ns,thread,action,address,size,device\n"
+                     << "100,7,alloc,0x1000,64,cpu\n"
+                     << "200,7,free,0x2000,,cpu\n"  // 1: free of unknown address
+                     << "300,7,free,0x1000,,cpu\n"
+                     << "400,8,free,0x1000,,cpu\n"      // 3: double free
+                     << "500,8,free,0x1000,,cuda:0\n";  // 4: unknown on the device
+  const Result text = run("info --anomalies 2 " + csv);
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_NE(text.output.find("event 1            +100 ns     free of unknown address  0x2000 on "
+                             "cpu, thread 7"),
+            std::string::npos)
+      << text.output;
+  EXPECT_NE(text.output.find("event 3            +300 ns     double free              0x1000 on "
+                             "cpu, thread 8"),
+            std::string::npos)
+      << text.output;
+  EXPECT_NE(text.output.find("... 1 more"), std::string::npos) << text.output;
+  EXPECT_EQ(run("info --anomalies 0 " + csv).output.find("event 1 "), std::string::npos);
+
+  const Result json = run("info --json " + csv);
+  ASSERT_EQ(json.status, 0) << json.output;
+  const nlohmann::json listed = nlohmann::json::parse(json.output)["first_anomalies"];
+  ASSERT_EQ(listed.size(), 3u);
+  EXPECT_EQ(listed[2], (nlohmann::json{{"kind", "free_unknown"},
+                                       {"event", 4},
+                                       {"time_ns", 500},
+                                       {"address", 0x1000},
+                                       {"thread", 8},
+                                       {"device", "cuda:0"}}));
+  const Result too_many = run("info --anomalies 1001 " + csv);
+  EXPECT_NE(too_many.status, 0);
+  EXPECT_NE(too_many.output.find("--anomalies"), std::string::npos) << too_many.output;
+  std::filesystem::remove(csv);
 }
 
 TEST(Cli, bad_trace_is_one_line_naming_the_file_and_exit_status_2) {

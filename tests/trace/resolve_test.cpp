@@ -168,5 +168,58 @@ TEST(Resolve, segment_events_are_counted_beside_the_requests) {
   EXPECT_EQ(r.anomalies.total(), 0u);
 }
 
+TEST(Resolve, each_anomaly_is_located_by_event_index_time_address_and_device) {
+  Event freed_on_gpu = free_event(0x77, 70, 0);
+  freed_on_gpu.thread = 9;
+  const ResolvedTrace r = resolve(make_trace({
+      marker(Op::run_begin, "a", 10),  // 0
+      alloc_event(0x10, 8, 20),        // 1
+      free_event(0x99, 30),            // 2: free of unknown address
+      free_event(0x10, 40),            // 3
+      free_event(0x10, 50),            // 4: double free
+      alloc_event(0x20, 8, 60),        // 5
+      freed_on_gpu,                    // 6: unknown on cuda:0
+      alloc_event(0x20, 8, 80),        // 7: alloc over live
+      marker(Op::run_begin, "b", 90),  // 8: nested run_begin
+      marker(Op::run_end, {}, 100),    // 9
+      marker(Op::run_end, {}, 110),    // 10: run_end outside run
+      free_event(0, 120),              // 11: free(NULL), not an anomaly
+  }));
+  const std::vector<AnomalyAt> expected = {
+      {AnomalyKind::free_unknown, 2, 30, 0x99, 0, cpu_device},
+      {AnomalyKind::double_free, 4, 50, 0x10, 0, cpu_device},
+      {AnomalyKind::free_unknown, 6, 70, 0x77, 9, 0},
+      {AnomalyKind::alloc_over_live, 7, 80, 0x20, 0, cpu_device},
+      {AnomalyKind::nested_run_begin, 8, 90, 0, 0, cpu_device},
+      {AnomalyKind::run_end_outside_run, 10, 110, 0, 0, cpu_device},
+  };
+  EXPECT_EQ(r.first_anomalies, expected);
+  EXPECT_EQ(r.anomalies.total(), expected.size());
+  EXPECT_EQ(to_string(AnomalyKind::double_free), "double free");
+}
+
+TEST(Resolve, anomalies_in_later_parts_count_events_from_the_start_of_the_trace) {
+  StreamResolver resolver;
+  const Trace first = make_trace({alloc_event(0x10, 8), free_event(0x10)});
+  const Trace second = make_trace({free_event(0x10), free_event(0x30)});
+  resolver.add(first);
+  resolver.add(second);
+  const ResolvedTrace r = resolver.finish(second.origins());
+  ASSERT_EQ(r.first_anomalies.size(), 2u);
+  EXPECT_EQ(r.first_anomalies[0].event, 2u);
+  EXPECT_EQ(r.first_anomalies[0].kind, AnomalyKind::double_free);
+  EXPECT_EQ(r.first_anomalies[1].event, 3u);
+}
+
+TEST(Resolve, only_the_first_anomalies_are_listed_but_all_are_counted) {
+  std::vector<Event> events;
+  for (std::uint64_t i = 0; i < ResolvedTrace::max_listed_anomalies + 500; ++i)
+    events.push_back(free_event(0x1000 + 16 * i));
+  const ResolvedTrace r = resolve(make_trace(events));
+  EXPECT_EQ(r.anomalies.free_unknown, ResolvedTrace::max_listed_anomalies + 500);
+  ASSERT_EQ(r.first_anomalies.size(), ResolvedTrace::max_listed_anomalies);
+  EXPECT_EQ(r.first_anomalies.back().event, ResolvedTrace::max_listed_anomalies - 1);
+}
+
 }  // namespace
 }  // namespace alloclab

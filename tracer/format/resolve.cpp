@@ -39,6 +39,7 @@ class StreamResolver::Impl {
       step(part, i);
     }
     if (!part.empty()) last_time_ = part.time_ns(part.size() - 1);
+    events_before_ += part.size();
   }
 
   ResolvedTrace finish(const std::vector<Origin>& origins) {
@@ -115,6 +116,12 @@ class StreamResolver::Impl {
     emit(ReplayOp::free, id, time);
   }
 
+  void note(AnomalyKind kind, const Trace& t, std::size_t i) {
+    if (out_.first_anomalies.size() >= ResolvedTrace::max_listed_anomalies) return;
+    out_.first_anomalies.push_back(
+        AnomalyAt{kind, events_before_ + i, t.time_ns(i), t.address(i), t.thread(i), t.device(i)});
+  }
+
   void step(const Trace& t, std::size_t i) {
     const Op op = t.op(i);
     const std::uint64_t time = t.time_ns(i);
@@ -135,12 +142,14 @@ class StreamResolver::Impl {
       case Op::run_begin:
         if (in_run_) {
           ++out_.anomalies.nested_run_begin;
+          note(AnomalyKind::nested_run_begin, t, i);
           end_run(time);
         }
         return begin_run(time, t.label(i));
       case Op::run_end:
         if (!in_run_) {
           ++out_.anomalies.run_end_outside_run;
+          note(AnomalyKind::run_end_outside_run, t, i);
           return;
         }
         return end_run(time);
@@ -158,6 +167,7 @@ class StreamResolver::Impl {
     DeviceAddresses& device = addresses(t.device(i));
     if (const std::uint32_t* older = device.live.find(address)) {
       ++out_.anomalies.alloc_over_live;
+      note(AnomalyKind::alloc_over_live, t, i);
       free_id(device, address, *older, time);
     }
     if (out_.alloc_size.size() >= std::numeric_limits<std::uint32_t>::max())
@@ -179,10 +189,15 @@ class StreamResolver::Impl {
     DeviceAddresses& device = addresses(t.device(i));
     if (const std::uint32_t* id = device.live.find(address))
       return free_id(device, address, *id, time);
-    if (device.freed.find(address))
+    if (device.freed.find(address)) {
       ++out_.anomalies.double_free;
-    else
-      ++(started_at_fork_ ? out_.anomalies.inherited_frees : out_.anomalies.free_unknown);
+      note(AnomalyKind::double_free, t, i);
+    } else if (started_at_fork_) {
+      ++out_.anomalies.inherited_frees;
+    } else {
+      ++out_.anomalies.free_unknown;
+      note(AnomalyKind::free_unknown, t, i);
+    }
   }
 
   ResolvedTrace out_;
@@ -195,6 +210,7 @@ class StreamResolver::Impl {
   bool seen_event_ = false;
   std::uint64_t first_time_ = 0;
   std::uint64_t last_time_ = 0;
+  std::uint64_t events_before_ = 0;  // in the parts before the current one
 };
 
 StreamResolver::StreamResolver(std::uint64_t expected_events)
@@ -207,6 +223,22 @@ void StreamResolver::add(const Trace& part) {
 
 ResolvedTrace StreamResolver::finish(const std::vector<Origin>& origins) {
   return impl_->finish(origins);
+}
+
+std::string_view to_string(AnomalyKind kind) {
+  switch (kind) {
+    case AnomalyKind::free_unknown:
+      return "free of unknown address";
+    case AnomalyKind::double_free:
+      return "double free";
+    case AnomalyKind::alloc_over_live:
+      return "alloc over live";
+    case AnomalyKind::nested_run_begin:
+      return "nested run_begin";
+    case AnomalyKind::run_end_outside_run:
+      return "run_end outside run";
+  }
+  return "?";
 }
 
 ResolvedTrace resolve(const Trace& trace) {

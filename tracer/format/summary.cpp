@@ -193,6 +193,7 @@ TraceSummary summarize(const EventTally& events, const ResolvedTrace& resolved,
   summarize_origins(resolved.origins, s);
   summarize_ops(resolved, s);
   s.anomalies = resolved.anomalies;
+  s.first_anomalies = resolved.first_anomalies;
   s.implicit_run = resolved.implicit_run;
   s.segment_allocs = resolved.segment_allocs;
   s.segment_frees = resolved.segment_frees;
@@ -220,6 +221,32 @@ nlohmann::json to_json(const Anomalies& a) {
           {"total", a.total()}};
 }
 
+namespace {
+
+// The key Anomalies' JSON counts this kind under.
+std::string_view json_key(AnomalyKind kind) {
+  switch (kind) {
+    case AnomalyKind::free_unknown:
+      return "free_unknown";
+    case AnomalyKind::double_free:
+      return "double_free";
+    case AnomalyKind::alloc_over_live:
+      return "alloc_over_live";
+    case AnomalyKind::nested_run_begin:
+      return "nested_run_begin";
+    case AnomalyKind::run_end_outside_run:
+      return "run_end_outside_run";
+  }
+  return "?";
+}
+
+}  // namespace
+
+nlohmann::json to_json(const AnomalyAt& a) {
+  return {{"kind", json_key(a.kind)}, {"event", a.event},   {"time_ns", a.time_ns},
+          {"address", a.address},     {"thread", a.thread}, {"device", device_name(a.device)}};
+}
+
 nlohmann::json to_json(const RunSummary& r) {
   return {{"label", r.label},
           {"allocations", r.allocations},
@@ -238,6 +265,8 @@ nlohmann::json to_json(const TraceSummary& s, bool with_runs) {
   nlohmann::json runs = nlohmann::json::array();
   if (with_runs)
     for (const RunSummary& r : s.runs) runs.push_back(to_json(r));
+  nlohmann::json first_anomalies = nlohmann::json::array();
+  for (const AnomalyAt& a : s.first_anomalies) first_anomalies.push_back(to_json(a));
   nlohmann::json by_device = nlohmann::json::array();
   for (const DeviceSummary& d : s.by_device)
     by_device.push_back({{"device", d.device},
@@ -260,6 +289,7 @@ nlohmann::json to_json(const TraceSummary& s, bool with_runs) {
       {"allocations", s.allocations},
       {"frees", s.frees},
       {"anomalies", to_json(s.anomalies)},
+      {"first_anomalies", first_anomalies},
       {"bytes_requested", s.bytes_requested},
       {"peak_live_bytes", s.peak_live_bytes},
       {"peak_live_time_ns", s.peak_live_time_ns},

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "alloclab/trace/trace.hpp"
@@ -39,6 +40,28 @@ struct Anomalies {
   }
 };
 
+// The kinds Anomalies::total() counts, for saying where each happened.
+enum class AnomalyKind : std::uint8_t {
+  free_unknown,
+  double_free,
+  alloc_over_live,
+  nested_run_begin,
+  run_end_outside_run
+};
+std::string_view to_string(AnomalyKind kind);  // "free of unknown address", ...
+
+// Where one anomaly is: its event (the index in the trace, counted from 0 as `alloclab convert`
+// numbers CSV rows after the header) and what that event was.
+struct AnomalyAt {
+  AnomalyKind kind = AnomalyKind::free_unknown;
+  std::uint64_t event = 0;
+  std::uint64_t time_ns = 0;
+  std::uint64_t address = 0;
+  std::uint64_t thread = 0;
+  DeviceId device = cpu_device;
+  bool operator==(const AnomalyAt&) const = default;
+};
+
 struct RunInfo {
   std::string label;
   std::uint64_t begin_op = 0;  // index into ops of the run_begin
@@ -62,6 +85,10 @@ struct ResolvedTrace {
   // clean-up its release is not counted).
   bool implicit_run = false;
   Anomalies anomalies;
+  // The first anomalies (at most max_listed_anomalies), in trace order: a trace that disagrees
+  // with its program is read from where it first does.
+  static constexpr std::size_t max_listed_anomalies = 1000;
+  std::vector<AnomalyAt> first_anomalies;
   std::uint64_t segment_allocs = 0;  // the recorded allocator's own upstream calls (not replayed)
   std::uint64_t segment_frees = 0;
   std::uint64_t segment_bytes_allocated = 0;

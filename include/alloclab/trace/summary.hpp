@@ -57,6 +57,7 @@ struct TraceSummary {
   std::uint64_t allocations = 0;
   std::uint64_t frees = 0;
   Anomalies anomalies;
+  std::vector<AnomalyAt> first_anomalies;  // ResolvedTrace::first_anomalies
   std::uint64_t bytes_requested = 0;
   std::uint64_t peak_live_bytes = 0;
   std::uint64_t peak_live_time_ns = 0;
@@ -112,5 +113,6 @@ TraceSummary summarize(const EventTally& events, const ResolvedTrace& resolved,
 nlohmann::json to_json(const TraceSummary& summary, bool with_runs = true);
 nlohmann::json to_json(const RunSummary& run);
 nlohmann::json to_json(const Anomalies& anomalies);
+nlohmann::json to_json(const AnomalyAt& anomaly);
 
 }  // namespace alloclab

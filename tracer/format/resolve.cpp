@@ -225,20 +225,25 @@ ResolvedTrace StreamResolver::finish(const std::vector<Origin>& origins) {
   return impl_->finish(origins);
 }
 
+namespace {
+
+struct AnomalyNames {
+  std::string_view text, key;
+};
+constexpr AnomalyNames anomaly_names[] = {
+    {"free of unknown address", "free_unknown"},    {"double free", "double_free"},
+    {"alloc over live", "alloc_over_live"},         {"nested run_begin", "nested_run_begin"},
+    {"run_end outside run", "run_end_outside_run"},
+};
+
+}  // namespace
+
 std::string_view to_string(AnomalyKind kind) {
-  switch (kind) {
-    case AnomalyKind::free_unknown:
-      return "free of unknown address";
-    case AnomalyKind::double_free:
-      return "double free";
-    case AnomalyKind::alloc_over_live:
-      return "alloc over live";
-    case AnomalyKind::nested_run_begin:
-      return "nested run_begin";
-    case AnomalyKind::run_end_outside_run:
-      return "run_end outside run";
-  }
-  return "?";
+  return anomaly_names[static_cast<std::size_t>(kind)].text;
+}
+
+std::string_view json_key(AnomalyKind kind) {
+  return anomaly_names[static_cast<std::size_t>(kind)].key;
 }
 
 ResolvedTrace resolve(const Trace& trace) {

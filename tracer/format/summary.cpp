@@ -221,27 +221,6 @@ nlohmann::json to_json(const Anomalies& a) {
           {"total", a.total()}};
 }
 
-namespace {
-
-// The key Anomalies' JSON counts this kind under.
-std::string_view json_key(AnomalyKind kind) {
-  switch (kind) {
-    case AnomalyKind::free_unknown:
-      return "free_unknown";
-    case AnomalyKind::double_free:
-      return "double_free";
-    case AnomalyKind::alloc_over_live:
-      return "alloc_over_live";
-    case AnomalyKind::nested_run_begin:
-      return "nested_run_begin";
-    case AnomalyKind::run_end_outside_run:
-      return "run_end_outside_run";
-  }
-  return "?";
-}
-
-}  // namespace
-
 nlohmann::json to_json(const AnomalyAt& a) {
   return {{"kind", json_key(a.kind)}, {"event", a.event},   {"time_ns", a.time_ns},
           {"address", a.address},     {"thread", a.thread}, {"device", device_name(a.device)}};

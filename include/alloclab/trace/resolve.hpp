@@ -49,6 +49,7 @@ enum class AnomalyKind : std::uint8_t {
   run_end_outside_run
 };
 std::string_view to_string(AnomalyKind kind);  // "free of unknown address", ...
+std::string_view json_key(AnomalyKind kind);   // "free_unknown": its key in Anomalies' JSON
 
 // Where one anomaly is: its event (the index in the trace, counted from 0 as `alloclab convert`
 // numbers CSV rows after the header) and what that event was.

@@ -338,23 +338,20 @@ ALLOCLAB_EXPORT void* mremap(void* old, std::size_t old_size, std::size_t new_si
   const auto old_start = reinterpret_cast<std::uintptr_t>(old);
   const bool stays = old_size == 0 || (flags & MREMAP_DONTUNMAP);
   const Mapping was = traced ? mappings_kind(old_start, old_size) : Mapping::untracked;
-  const bool recorded = was == Mapping::recorded;
-  const bool reserved = was == Mapping::reservation;
   if (traced && !stays) mappings_forget(old_start, old_size);
   void* p = real.mremap ? real.mremap(old, old_size, new_size, flags, new_address)
                         : reinterpret_cast<void*>(
                               kernel_call(SYS_mremap, old, old_size, new_size, flags, new_address));
-  const auto kept = [](bool record, std::size_t size) {
-    return record && size >= g.min_size ? Mapping::recorded : Mapping::untracked;
+  // What the mapping is at `size`: a reservation stays one, a recorded one only above --min-size.
+  const auto as = [was](std::size_t size) {
+    if (was == Mapping::recorded && size < g.min_size) return Mapping::untracked;
+    return was;
   };
   if (traced) {
     if (p != MAP_FAILED)
-      mappings_mapped(reinterpret_cast<std::uintptr_t>(p), new_size,
-                      reserved ? Mapping::reservation : kept(recorded, new_size), new_size);
-    else if (reserved && !stays)
-      mappings_mapped(old_start, old_size, Mapping::reservation, old_size);
-    else if (recorded && !stays)
-      mappings_mapped(old_start, old_size, kept(true, old_size), old_size);
+      mappings_mapped(reinterpret_cast<std::uintptr_t>(p), new_size, as(new_size), new_size);
+    else if (!stays && was != Mapping::untracked)
+      mappings_mapped(old_start, old_size, as(old_size), old_size);
   }
   return p;
 }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "alloclab/trace/alt.hpp"
@@ -39,6 +41,24 @@ inline Event marker(Op op, std::string label = {}, std::uint64_t time = 0) {
   e.label = std::move(label);
   e.time_ns = time;
   return e;
+}
+
+// Runs `f` with the file size limit at `bytes` and SIGXFSZ ignored, as on a full disk: a write
+// past the limit fails with EFBIG. Both are restored after.
+template <typename F>
+void with_file_size_limit(std::uint64_t bytes, F&& f) {
+  struct sigaction ignore = {};
+  struct sigaction previous = {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGXFSZ, &ignore, &previous);
+  rlimit saved{};
+  getrlimit(RLIMIT_FSIZE, &saved);
+  rlimit limit = saved;
+  limit.rlim_cur = bytes;
+  setrlimit(RLIMIT_FSIZE, &limit);
+  f();
+  setrlimit(RLIMIT_FSIZE, &saved);
+  sigaction(SIGXFSZ, &previous, nullptr);
 }
 
 inline Trace make_trace(const std::vector<Event>& events) {

@@ -80,8 +80,10 @@ void AltStreamWriter::append_chunk(const Trace& trace, std::size_t begin, std::s
     write_all(chunk_.data(), chunk_.size());
   } catch (...) {
     // Disk full, file size limit, I/O error: cut the partial chunk off so that the file ends
-    // with its last whole chunk (best effort; a reader would skip a partial one anyway).
-    if (fd_ >= 0 && descriptor_is_ours() && ::ftruncate(fd_, static_cast<off_t>(before)) == 0)
+    // with its last whole chunk (best effort; a reader would skip a partial one anyway), and
+    // write the next one there, not after a hole where the partial one was.
+    if (fd_ >= 0 && descriptor_is_ours() && ::ftruncate(fd_, static_cast<off_t>(before)) == 0 &&
+        ::lseek(fd_, static_cast<off_t>(before), SEEK_SET) == static_cast<off_t>(before))
       bytes_written_ = before;
     throw;
   }

@@ -3,8 +3,9 @@
 // by column is how the format is tuned (docs/alt-format.md); the sum is close to, not equal to,
 // the file size (a writer compresses a chunk as one zstd frame of per-column blocks).
 //
-//   alt_column_sizes TRACE.alt [--level N] [--chunk EVENTS]
-//   (defaults: zstd level 1, as the recorder writes at high event rates; 65,536 events a chunk)
+//   alt_column_sizes TRACE.alt [--level N] [--chunk EVENTS] [--group EVENTS]
+//   (defaults: zstd level 1, as the recorder writes at high event rates; 65,536 events a chunk,
+//   groups of 262,144 events as every writer makes them; --group 0: each chunk on its own)
 #include <zstd.h>
 
 #include <algorithm>
@@ -22,7 +23,8 @@ namespace {
 
 // In the order encode_chunk ends them (EncodeScratch::section_ends).
 constexpr const char* column_names[] = {"tables, attrs, origins",
-                                        "time",
+                                        "time before allocations",
+                                        "time before other events",
                                         "size, low byte",
                                         "size, second byte",
                                         "size, the rest",
@@ -41,7 +43,8 @@ constexpr const char* column_names[] = {"tables, attrs, origins",
 constexpr std::size_t column_count = sizeof column_names / sizeof column_names[0];
 
 int usage() {
-  std::fprintf(stderr, "usage: alt_column_sizes TRACE.alt [--level N] [--chunk EVENTS]\n");
+  std::fprintf(stderr,
+               "usage: alt_column_sizes TRACE.alt [--level N] [--chunk EVENTS] [--group EVENTS]\n");
   return 2;
 }
 
@@ -51,11 +54,14 @@ int main(int argc, char** argv) {
   if (argc < 2) return usage();
   int level = 1;
   std::size_t chunk = 65536;
+  std::size_t group = alloclab::AltWriteOptions{}.events_per_group;
   for (int a = 2; a < argc; ++a) {
     if (std::strcmp(argv[a], "--level") == 0 && a + 1 < argc)
       level = std::atoi(argv[++a]);
     else if (std::strcmp(argv[a], "--chunk") == 0 && a + 1 < argc)
       chunk = std::strtoull(argv[++a], nullptr, 10);
+    else if (std::strcmp(argv[a], "--group") == 0 && a + 1 < argc)
+      group = std::strtoull(argv[++a], nullptr, 10);
     else
       return usage();
   }
@@ -67,9 +73,14 @@ int main(int argc, char** argv) {
     std::vector<std::uint8_t> raw;
     std::vector<std::uint8_t> compressed;
     std::vector<double> raw_bytes(column_count), stored_bytes(column_count);
+    std::size_t group_events = 0;
     for (std::size_t begin = 0; begin < trace.size(); begin += chunk) {
       const std::size_t end = std::min(trace.size(), begin + chunk);
-      alloclab::detail::encode_chunk(trace, begin, end, cursor, raw, scratch);
+      // As build_alt_chunk groups them (its limit on chunks per group aside).
+      const bool continues = begin > 0 && group_events < group;
+      if (!continues) group_events = 0;
+      group_events += end - begin;
+      alloclab::detail::encode_chunk(trace, begin, end, cursor, raw, scratch, continues);
       if (scratch.section_ends.size() != column_count) {
         std::fprintf(stderr, "alt_column_sizes: the encoder has %zu columns, this tool knows %zu\n",
                      scratch.section_ends.size(), column_count);
@@ -91,8 +102,8 @@ int main(int argc, char** argv) {
       }
     }
     const double events = trace.empty() ? 1.0 : static_cast<double>(trace.size());
-    std::printf("%s: %zu events, zstd level %d, chunks of %zu events\n", argv[1], trace.size(),
-                level, chunk);
+    std::printf("%s: %zu events, zstd level %d, chunks of %zu events, groups of %zu\n", argv[1],
+                trace.size(), level, chunk, group);
     std::printf("%-26s %12s %12s\n", "column", "raw B/ev", "stored B/ev");
     double total_raw = 0, total_stored = 0;
     for (std::size_t c = 0; c < column_count; ++c) {

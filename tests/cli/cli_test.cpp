@@ -134,7 +134,8 @@ TEST(Cli, streamed_load_of_a_damaged_trace_reports_what_the_whole_load_reports) 
     bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   ASSERT_GT(bytes.size(), 4000u);
-  bytes[bytes.size() / 2] ^= 0x5A;   // inside some chunk: that chunk is lost
+  // Inside some chunk: that chunk is lost, and the one after it, which continues its group.
+  bytes[bytes.size() / 2] ^= 0x5A;
   bytes.resize(bytes.size() - 100);  // the last chunk is cut short
   std::ofstream(trace, std::ios::binary | std::ios::trunc)
       .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -154,8 +155,11 @@ TEST(Cli, streamed_load_of_a_damaged_trace_reports_what_the_whole_load_reports) 
        {"allocations_with_stack", "distinct_stacks", "top_stacks_by_count", "top_stacks_by_bytes"})
     b.erase(key);
   EXPECT_EQ(a, b);
-  ASSERT_EQ(a["warnings"].size(), 2u) << a["warnings"];
-  EXPECT_NE(a["warnings"][1].get<std::string>().find("truncated chunk"), std::string::npos);
+  ASSERT_EQ(a["warnings"].size(), 3u) << a["warnings"];
+  EXPECT_NE(a["warnings"][0].get<std::string>().find("checksum mismatch"), std::string::npos);
+  EXPECT_NE(a["warnings"][1].get<std::string>().find("the chunk before it in its group is lost"),
+            std::string::npos);
+  EXPECT_NE(a["warnings"][2].get<std::string>().find("truncated chunk"), std::string::npos);
   for (const auto& warning : a["warnings"])
     EXPECT_NE(info.output.find("alloclab: warning: " + warning.get<std::string>() + "\n"),
               std::string::npos)

@@ -219,7 +219,7 @@ TEST(AltAddressModel, impossible_ranks_and_references_are_errors) {
   EXPECT_EQ(decode_with_patch(t, reuse_section, 1, 11), "reuse code 11 out of range");
   EXPECT_EQ(decode_with_patch(t, reuse_section, 0, 1), "reuse rank 1 of no freed block");
   EXPECT_EQ(decode_with_patch(t, reuse_section, 1, 2), "reuse rank 2 of no freed block");
-  EXPECT_EQ(decode_with_patch(t, free_refs_low_section, 0, 5), "back-reference 5 out of range");
+  EXPECT_EQ(decode_with_patch(t, free_refs_low_section, 0, 5), "free reference 5 out of range");
   // Here it takes the block freed with another size: the latest free (0 frees after it).
   const Trace other_size =
       test::make_trace({test::alloc_event(0x10000, 64), test::free_event(0x10000),
@@ -379,6 +379,12 @@ TEST(AltAddressModel, version_5_files_still_load) {
   // `alloclab record -- malloc_churn 3000 256` before version 6: free references, recent frees
   // and allocations back, all as varints.
   expect_old_file_loads("alt-v5/churn-3000.alt", 5, 6004, 3003);
+}
+
+TEST(AltAddressModel, version_6_files_still_load) {
+  // The same command before version 7: references count back over every allocation and every
+  // free, chunks stand alone.
+  expect_old_file_loads("alt-v6/churn-3000.alt", 6, 6004, 3003);
 }
 
 }  // namespace

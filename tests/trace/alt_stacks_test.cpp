@@ -90,6 +90,7 @@ TEST(AltStacks, streamed_batches_define_new_stacks_where_first_written) {
   {
     AltWriteOptions options;
     options.events_per_chunk = 100;
+    options.events_per_group = 0;  // damage below must cost chunk 0 alone
     AltStreamWriter writer(file.path(), nlohmann::json::object(), options);
     for (std::uint64_t i = 0; i < 150; ++i) {
       batch.push_back(test::alloc_event(0x10000 + i * 64, 32, 1000 * i));

@@ -88,10 +88,13 @@ class TempFile {
   std::filesystem::path path_;
 };
 
-// `trace` written as .alt in chunks of 100 events; the file's bytes (for damaging them).
-inline std::vector<char> written(const Trace& trace, const TempFile& file) {
+// `trace` written as .alt in chunks of 100 events, each its own group unless
+// `events_per_group` says otherwise; the file's bytes (for damaging them).
+inline std::vector<char> written(const Trace& trace, const TempFile& file,
+                                 std::size_t events_per_group = 0) {
   AltWriteOptions options;
   options.events_per_chunk = 100;
+  options.events_per_group = events_per_group;
   write_alt(trace, file.path(), options);
   return file.bytes();
 }

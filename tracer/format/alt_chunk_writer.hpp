@@ -24,16 +24,24 @@ struct ChunkScratch {
   ChunkScratch(const ChunkScratch&) = delete;
   ChunkScratch& operator=(const ChunkScratch&) = delete;
 
+  // The next chunk starts a new group: the last one built never reached the file.
+  void end_group() { group_chunks = 0; }
+
   std::vector<std::uint8_t> raw;
   StackCursor written;  // frames and stacks already defined by earlier chunks of the file
   EncodeScratch encode;
   ZSTD_CCtx* zstd;  // a context per call would be allocated and set up for every chunk
+  std::uint32_t group_chunks = 0;  // in the group the next chunk may continue
+  std::uint64_t group_events = 0;
 };
 
 // Events [begin, end) of `trace` as one complete chunk (header + zstd payload) in `out`, ready
-// to be written with a single write. Throws std::runtime_error on a compression failure and
-// std::invalid_argument when the range holds more events than a chunk may.
+// to be written with a single write. It continues the group of the chunk built before it with
+// `scratch` while that group holds fewer than `events_per_group` events. Throws
+// std::runtime_error on a compression failure and std::invalid_argument when the range holds
+// more events than a chunk may.
 void build_alt_chunk(const Trace& trace, std::size_t begin, std::size_t end, int zstd_level,
-                     ChunkScratch& scratch, std::vector<std::uint8_t>& out);
+                     std::size_t events_per_group, ChunkScratch& scratch,
+                     std::vector<std::uint8_t>& out);
 
 }  // namespace alloclab::detail

@@ -120,15 +120,21 @@ constexpr std::uint64_t reuse_after = FreedBlocks::depth + 2;
 // chunk's frees were freed, how many allocations back the allocations right after an earlier
 // one follow it, then the deltas of the addresses none of them covered and the values of
 // markers.
-void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end,
+void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end, bool continues_group,
                       std::vector<std::uint8_t>& out, EncodeScratch& scratch) {
   // A chunk's map of blocks outgrows the core's own cache, and a miss per event was most of
   // this loop's time: the lookups are started this many events ahead.
   constexpr std::size_t lookahead = 8;
   using Block = EncodeScratch::Block;
-  scratch.blocks.clear();
-  scratch.ends.clear();
-  scratch.freed.clear();
+  if (!continues_group) {
+    scratch.blocks.clear();
+    scratch.ends.clear();
+    scratch.freed.clear();
+    scratch.live.clear();
+    scratch.allocs = 0;
+    scratch.frees = 0;
+    scratch.previous_address = 0;
+  }
   const std::size_t n = end - begin;
   ValueStream& refs = scratch.free_refs;
   ByteStream& reuse = scratch.reuse;
@@ -140,11 +146,15 @@ void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end,
   recent.start(n);
   after.start(n);
   deltas.start(n * max_varint_bytes);
-  std::uint32_t allocs = 0;
-  std::uint32_t frees = 0;  // those RecentFrees counts: of nonzero addresses
-  std::uint64_t previous_address = 0;
+  LiveOrder& live = scratch.live;
+  std::uint32_t allocs = scratch.allocs;
+  std::uint32_t frees = scratch.frees;  // those RecentFrees counts: of nonzero addresses
+  std::uint64_t previous_address = scratch.previous_address;
   for (std::size_t i = begin; i < end; ++i) {
-    if (i + lookahead < end) scratch.blocks.prefetch(trace.address(i + lookahead));
+    if (i + lookahead < end) {
+      scratch.blocks.prefetch(trace.address(i + lookahead));
+      scratch.ends.prefetch(trace.address(i + lookahead));
+    }
     const Op op = trace.op(i);
     const std::uint64_t address = trace.address(i);
     // The map cannot hold address 0: a block there is never referenced, its free is delta-coded
@@ -152,7 +162,8 @@ void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end,
     Block* block = address ? scratch.blocks.find(address) : nullptr;
     if (op == Op::free) {
       if (block && block->live) {
-        refs.put(allocs - block->index);
+        refs.put(live.newer_live(block->index) + 1);
+        live.remove(block->index);
         scratch.freed.freed(block->ring, address);
         *block = {frees++, block->ring, false};
         continue;
@@ -189,11 +200,15 @@ void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end,
       if (address != 0 && rank < 0)
         if (const std::uint64_t next = FreedBlocks::end_of(address, size))
           scratch.ends.put(next, allocs);
+      live.push(address != 0);
       ++allocs;
     } else {
       deltas.put(address);
     }
   }
+  scratch.allocs = allocs;
+  scratch.frees = frees;
+  scratch.previous_address = previous_address;
   auto put_bytes = [&](const ByteStream& stream) {
     out.insert(out.end(), stream.begin(), stream.end());
     scratch.section_ends.push_back(out.size());
@@ -211,7 +226,7 @@ void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end,
 }  // namespace
 
 void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackCursor& cursor,
-                  std::vector<std::uint8_t>& out, EncodeScratch& scratch) {
+                  std::vector<std::uint8_t>& out, EncodeScratch& scratch, bool continues_group) {
   out.clear();
   const std::size_t n = end - begin;
 
@@ -255,13 +270,23 @@ void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackC
   scratch.section_ends.clear();
   scratch.section_ends.push_back(out.size());
   {
-    ColumnWriter column(out, n * max_varint_bytes);
+    // Each time against the event before, whatever it was, but the gaps before allocations (the
+    // allocator's work) in one column and the others (the program's, between its calls) in the
+    // next: their distributions differ, and each column gets its own entropy code.
+    ByteStream& alloc_times = scratch.alloc_times;
+    ByteStream& other_times = scratch.other_times;
+    alloc_times.start(n * max_varint_bytes);
+    other_times.start(n * max_varint_bytes);
     std::uint64_t previous_time = 0;
     for (std::size_t i = begin; i < end; ++i) {
       const std::uint64_t t = trace.time_ns(i) >> shift;
-      column.put(zigzag(static_cast<std::int64_t>(t - previous_time)));
+      const std::uint64_t gap = zigzag(static_cast<std::int64_t>(t - previous_time));
+      (trace.op(i) == Op::alloc ? alloc_times : other_times).put(gap);
       previous_time = t;
     }
+    out.insert(out.end(), alloc_times.begin(), alloc_times.end());
+    scratch.section_ends.push_back(out.size());
+    out.insert(out.end(), other_times.begin(), other_times.end());
   }
   scratch.section_ends.push_back(out.size());
   // Allocation sizes in byte planes: the low byte (nearly random for sizes that are not round),
@@ -289,7 +314,7 @@ void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackC
     for (std::size_t k = 0; k < others; ++k) column.put(other_sizes[k]);
   }
   scratch.section_ends.push_back(out.size());
-  encode_addresses(trace, begin, end, out, scratch);
+  encode_addresses(trace, begin, end, continues_group, out, scratch);
 }
 
 namespace {
@@ -405,7 +430,8 @@ const char* read_references(VarintReader& in, std::size_t count, bool planes,
 // the allocations back) are read first (their counts follow from the ops), then events are
 // walked in order, replaying the encoder's FreedBlocks (and RecentFrees).
 bool decode_addresses(VarintReader& in, std::uint32_t events, std::uint32_t version,
-                      const Trace::NewColumns& col, DecodeScratch& scratch, std::string& error) {
+                      bool continues_group, const Trace::NewColumns& col, DecodeScratch& scratch,
+                      std::string& error) {
   auto fail = [&](std::string what) {
     error = std::move(what);
     return false;
@@ -439,24 +465,40 @@ bool decode_addresses(VarintReader& in, std::uint32_t events, std::uint32_t vers
   std::vector<std::uint64_t>& alloc_addresses = scratch.alloc_addresses;
   std::vector<std::uint16_t>& alloc_rings = scratch.alloc_rings;
   std::vector<std::uint64_t>& alloc_ends = scratch.alloc_ends;
-  alloc_addresses.clear();
-  alloc_rings.clear();
-  alloc_ends.clear();
-  scratch.freed.clear();
   RecentFrees& recent_frees = scratch.recent_frees;
-  recent_frees.clear();
+  if (!continues_group) {
+    alloc_addresses.clear();
+    alloc_rings.clear();
+    alloc_ends.clear();
+    scratch.freed.clear();
+    recent_frees.clear();
+    scratch.live.clear();
+    scratch.previous_address = 0;
+  }
+  // Version 7 counts a free's reference over the live allocations, earlier ones over all.
+  const bool live_ranks = version >= 7;
+  LiveOrder& live = scratch.live;
   const std::uint64_t* next_ref = scratch.free_refs.data();
   const std::uint8_t* next_code = scratch.reuse.data();
   const std::uint64_t* next_recent = scratch.recent.data();
   const std::uint64_t* next_after = scratch.after.data();
-  std::uint64_t previous_address = 0;
+  std::uint64_t previous_address = scratch.previous_address;
   for (std::uint32_t k = 0; k < events; ++k) {
     const Op op = static_cast<Op>(col.attrs[k] & 0x7u);
     if (op == Op::free) {
       if (const std::uint64_t back = *next_ref++) {
-        if (back > alloc_addresses.size())
-          return fail("back-reference " + std::to_string(back) + " out of range");
-        const std::size_t ordinal = alloc_addresses.size() - back;
+        std::size_t ordinal = 0;
+        if (live_ranks) {
+          // Read as 32 bits at most (read_references): no wrap-around below.
+          ordinal = live.with_newer_live(static_cast<std::uint32_t>(back - 1));
+          if (ordinal == live.size())
+            return fail("free reference " + std::to_string(back) + " out of range");
+          live.remove(static_cast<std::uint32_t>(ordinal));
+        } else {
+          if (back > alloc_addresses.size())
+            return fail("back-reference " + std::to_string(back) + " out of range");
+          ordinal = alloc_addresses.size() - back;
+        }
         const std::uint64_t address = alloc_addresses[ordinal];
         if (address == 0) return fail("back-reference to an allocation at address 0");
         scratch.freed.freed(alloc_rings[ordinal], address);
@@ -490,12 +532,14 @@ bool decode_addresses(VarintReader& in, std::uint32_t events, std::uint32_t vers
         col.address[k] = previous_address += static_cast<std::uint64_t>(unzigzag(in.next()));
       }
       alloc_addresses.push_back(col.address[k]);
+      if (live_ranks) live.push(col.address[k] != 0);
       alloc_rings.push_back(static_cast<std::uint16_t>(ring));
       if (version_5) alloc_ends.push_back(FreedBlocks::end_of(col.address[k], scratch.sizes[k]));
     } else {
       col.address[k] = in.next();
     }
   }
+  scratch.previous_address = previous_address;
   return true;
 }
 
@@ -503,12 +547,19 @@ bool decode_addresses(VarintReader& in, std::uint32_t events, std::uint32_t vers
 
 bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint32_t events,
                           std::uint32_t version, const Trace::NewColumns& col, ChunkExtras& extras,
-                          DecodeScratch& scratch, std::string& error) {
+                          DecodeScratch& scratch, std::string& error, ChunkAddresses addresses) {
   VarintReader in(data, data + size);
+  const bool continues_group = addresses == ChunkAddresses::continue_group;
   auto fail = [&](std::string what) {
     error = std::move(what);
     return false;
   };
+  // The state a continuing chunk needs is only there if the group's previous chunk was decoded
+  // with this scratch, in full.
+  const bool group_ready = scratch.group_intact;
+  scratch.group_intact = false;
+  if (continues_group && (version < 7 || !group_ready))
+    return fail("continues a group whose previous chunk was not decoded");
 
   const std::uint64_t origin_count = in.next();
   if (origin_count > events || origin_count > Trace::max_origins)
@@ -563,8 +614,21 @@ bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint3
     col.origin[k] = static_cast<std::uint16_t>(v);  // chunk-local until commit_chunk
   }
   std::uint64_t t = 0;
-  for (std::uint32_t k = 0; k < events; ++k)
-    col.time_ns[k] = (t += static_cast<std::uint64_t>(unzigzag(in.next()))) << shift;
+  if (version >= 7) {
+    // The allocations' gaps, then the other events'.
+    std::vector<std::uint64_t>& alloc_gaps = scratch.alloc_gaps;
+    alloc_gaps.clear();
+    for (std::uint32_t k = 0; k < events; ++k)
+      if (is_alloc(col.attrs[k])) alloc_gaps.push_back(in.next());
+    const std::uint64_t* next_alloc_gap = alloc_gaps.data();
+    for (std::uint32_t k = 0; k < events; ++k) {
+      const std::uint64_t gap = is_alloc(col.attrs[k]) ? *next_alloc_gap++ : in.next();
+      col.time_ns[k] = (t += static_cast<std::uint64_t>(unzigzag(gap))) << shift;
+    }
+  } else {
+    for (std::uint32_t k = 0; k < events; ++k)
+      col.time_ns[k] = (t += static_cast<std::uint64_t>(unzigzag(in.next()))) << shift;
+  }
   std::vector<std::uint64_t>& sizes = scratch.sizes;
   sizes.resize(events);
   if (version >= 5) {
@@ -605,12 +669,17 @@ bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint3
     }
   }
 
-  const bool addresses_ok = version >= 4
-                                ? decode_addresses(in, events, version, col, scratch, error)
-                                : decode_addresses_v1(in, events, col, scratch, error);
+  if (addresses == ChunkAddresses::skip) {
+    std::fill(col.address, col.address + events, 0);
+    return !in.failed() || fail("payload ends early");
+  }
+  const bool addresses_ok =
+      version >= 4 ? decode_addresses(in, events, version, continues_group, col, scratch, error)
+                   : decode_addresses_v1(in, events, col, scratch, error);
   if (!addresses_ok) return false;
   if (in.failed()) return fail("payload ends early");
   if (!in.at_end()) return fail("stray bytes after the last event");
+  scratch.group_intact = true;
   return true;
 }
 
@@ -671,11 +740,12 @@ bool commit_chunk(Trace& out, std::size_t base, std::uint32_t events, ChunkExtra
 }
 
 bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t events,
-                  std::uint32_t version, Trace& out, DecodeScratch& scratch, std::string& error) {
+                  std::uint32_t version, Trace& out, DecodeScratch& scratch, std::string& error,
+                  ChunkAddresses addresses) {
   const std::size_t base = out.size();
   const Trace::NewColumns col = out.extend(events);
   ChunkExtras extras;
-  if (decode_chunk_columns(data, size, events, version, col, extras, scratch, error) &&
+  if (decode_chunk_columns(data, size, events, version, col, extras, scratch, error, addresses) &&
       commit_chunk(out, base, events, extras, error))
     return true;
   out.truncate(base);

@@ -44,6 +44,12 @@
 // each. References are spread over thousands of values: a varint's continuation bits cut
 // through them, where a plane keeps the nearly random low byte apart from the skewed high one
 // (on bench/malloc_churn 0.11 bytes per event less).
+//
+// Version 7 groups chunks: a chunk whose header gives it a position p > 0 in a group continues
+// the address state of the chunk before it (the freed-block rings, the recent frees, the
+// allocations that references count back over, the previous address), so a block allocated
+// in one chunk and freed in a later one of the group is a reference rather than an address
+// delta. Everything else (origins, labels, times, sizes) stays per chunk.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -53,6 +59,7 @@
 #include "address_map.hpp"
 #include "alloclab/trace/trace.hpp"
 #include "freed_blocks.hpp"
+#include "live_order.hpp"
 #include "varint.hpp"
 
 namespace alloclab::detail {
@@ -112,6 +119,12 @@ struct EncodeScratch {
   BasicAddressMap<Block> blocks;
   BasicAddressMap<std::uint32_t> ends;  // FreedBlocks::end_of an allocation -> its index
   FreedBlocks freed;
+  LiveOrder live;  // by ordinal: which of the group's allocations no free referenced yet
+  // How far the group got: its allocations, its frees of nonzero addresses, the last address.
+  std::uint32_t allocs = 0;
+  std::uint32_t frees = 0;
+  std::uint64_t previous_address = 0;
+  ByteStream alloc_times, other_times;   // version 7: the time column, split
   ValueStream free_refs, recent, after;  // the address streams before they are joined
   ByteStream reuse, deltas;
   std::vector<std::uint64_t> alloc_sizes, other_sizes;  // the chunk's sizes, split
@@ -121,15 +134,19 @@ struct EncodeScratch {
 };
 
 // Encodes in the current format version (alt_format_version); also writes the frame and stack
-// definitions past `cursor` and advances it.
+// definitions past `cursor` and advances it. With `continues_group` the chunk carries on from
+// the state of the chunk `scratch` encoded last (its header must then say so); without it, it
+// starts a group.
 void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackCursor& cursor,
-                  std::vector<std::uint8_t>& out, EncodeScratch& scratch);
+                  std::vector<std::uint8_t>& out, EncodeScratch& scratch,
+                  bool continues_group = false);
 
 // Buffers reused from chunk to chunk.
 struct DecodeScratch {
   std::vector<std::uint64_t> alloc_addresses;
   std::vector<std::uint16_t> alloc_rings;  // by ordinal (version 4): FreedBlocks::ring_for
   std::vector<std::uint64_t> sizes;        // the chunk's sizes before they are split
+  std::vector<std::uint64_t> alloc_gaps;   // version 7: the allocations' time column
   std::vector<std::uint64_t> free_refs;
   std::vector<std::uint8_t> reuse;
   std::vector<std::uint64_t> recent;
@@ -137,6 +154,11 @@ struct DecodeScratch {
   std::vector<std::uint64_t> alloc_ends;  // by ordinal (version 5): FreedBlocks::end_of
   FreedBlocks freed;
   RecentFrees recent_frees;
+  LiveOrder live;  // version 7
+  std::uint64_t previous_address = 0;
+  // The last chunk decoded with this scratch was decoded in full: one that continues its group
+  // may follow.
+  bool group_intact = false;
   std::vector<std::uint16_t> global_origin;
 };
 
@@ -152,12 +174,21 @@ struct ChunkExtras {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> stack_ids;  // (index in chunk, id)
 };
 
+// How a chunk's addresses are decoded.
+enum class ChunkAddresses {
+  start_group,     // on their own: a chunk at position 0 of its group, or of version 6 or older
+  continue_group,  // with the state the chunk before it in its group left in the scratch
+  skip,            // not at all, every address 0: a chunk looked at alone (read_alt_tail)
+};
+
 // Decodes one chunk into columns that already exist (`col` points at `events` free slots) and
-// `extras`, touching nothing else: chunks can be decoded in parallel. Origins in `col.origin`
-// stay chunk-local until commit_chunk.
+// `extras`, touching nothing else: groups of chunks can be decoded in parallel. Origins in
+// `col.origin` stay chunk-local until commit_chunk. A chunk that continues its group (version
+// 7) is decoded with the scratch that decoded the chunk before it, and fails if that one failed.
 bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint32_t events,
                           std::uint32_t version, const Trace::NewColumns& col, ChunkExtras& extras,
-                          DecodeScratch& scratch, std::string& error);
+                          DecodeScratch& scratch, std::string& error,
+                          ChunkAddresses addresses = ChunkAddresses::start_group);
 // Merges a decoded chunk that starts at event `base` into the trace (origins, big sizes,
 // labels, frames, stacks). Chunks must be committed in file order. Definitions that a lost
 // chunk carried become empty placeholders, so later ids still mean what they meant.
@@ -167,6 +198,7 @@ bool commit_chunk(Trace& out, std::size_t base, std::uint32_t events, ChunkExtra
 // Both steps for one chunk appended at the end of `out`. On a malformed payload returns false with
 // `error` set, and leaves `out` as it was.
 bool decode_chunk(const std::uint8_t* data, std::size_t size, std::uint32_t events,
-                  std::uint32_t version, Trace& out, DecodeScratch& scratch, std::string& error);
+                  std::uint32_t version, Trace& out, DecodeScratch& scratch, std::string& error,
+                  ChunkAddresses addresses = ChunkAddresses::start_group);
 
 }  // namespace alloclab::detail

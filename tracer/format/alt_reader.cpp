@@ -107,16 +107,22 @@ class FileSource final : public ByteSource {
 
 struct ChunkHeader {
   std::uint32_t events = 0;
+  std::uint32_t group_position = 0;  // chunks of its group before it (version 7)
   std::uint32_t stored = 0;
   std::uint32_t raw = 0;
   std::uint32_t payload_crc = 0;
 };
 
 // A chunk header is trusted only when its own checksum matches and its numbers are sane.
-bool parse_chunk_header(const std::uint8_t* p, ChunkHeader& h) {
+bool parse_chunk_header(const std::uint8_t* p, std::uint32_t version, ChunkHeader& h) {
   if (get_u32(p) != detail::alt_chunk_magic) return false;
   if (get_u32(p + 20) != detail::crc32_of(p, 20)) return false;
   h.events = get_u32(p + 4);
+  h.group_position = 0;
+  if (version >= 7) {
+    h.group_position = h.events >> detail::alt_group_position_shift;
+    h.events &= (1u << detail::alt_group_position_shift) - 1;
+  }
   h.stored = get_u32(p + 8);
   h.raw = get_u32(p + 12);
   h.payload_crc = get_u32(p + 16);
@@ -161,8 +167,10 @@ class AltLoader {
     for (std::size_t first = 0; first < jobs.size();) {
       std::size_t last = first;
       std::uint64_t events = 0;
+      // A group is decoded whole, within one batch.
       while (last < jobs.size() &&
-             (last == first || events + jobs[last].header.events <= batch_events))
+             (last == first || events + jobs[last].header.events <= batch_events ||
+              continues(jobs[last - 1], jobs[last])))
         events += jobs[last++].header.events;
       std::vector<ChunkJob> batch(
           std::make_move_iterator(jobs.begin() + static_cast<std::ptrdiff_t>(first)),
@@ -272,7 +280,7 @@ class AltLoader {
     std::size_t found = source_.size();
     for (std::size_t at = pos + 1; at + detail::alt_chunk_header_bytes <= source_.size(); ++at) {
       const std::uint8_t* p = source_.at(at, detail::alt_chunk_header_bytes);
-      if (p[0] == 0x41 && parse_chunk_header(p, h)) {
+      if (p[0] == 0x41 && parse_chunk_header(p, version_, h)) {
         found = at;
         break;
       }
@@ -316,7 +324,8 @@ class AltLoader {
     for (std::string& text : sorted_warnings()) trace_.warnings.push_back(std::move(text));
   }
 
-  // read_alt_tail: keeps the last chunk whose payload checksum holds, to decode, and counts the
+  // read_alt_tail: keeps the last chunk whose payload checksum holds, to decode (without its
+  // addresses, which in version 7 may need the chunks of its group before it), and counts the
   // events of those before it from their (checksummed) headers: reading every payload back made
   // `record` end later by the time to read the whole file, for damage that read_alt reports.
   std::vector<ChunkJob> last_intact_chunk(std::vector<ChunkJob> jobs, AltLoadStats& stats) {
@@ -358,7 +367,7 @@ class AltLoader {
       }
       ChunkHeader h;
       if (!parse_chunk_header(source_.at(pos, detail::alt_chunk_header_bytes, header_read_ahead()),
-                              h)) {
+                              version_, h)) {
         const std::size_t next = resynchronise(pos);
         warn(pos, chunk,
              "damaged chunk header; skipped " + std::to_string(next - pos) +
@@ -390,18 +399,51 @@ class AltLoader {
     return jobs;
   }
 
-  // Chunks are independent, so they decode in parallel into their own slots.
+  // Whether `job` continues the group of `before`, the job in front of it: the chunk right
+  // before it in the file, one position earlier.
+  static bool continues(const ChunkJob& before, const ChunkJob& job) {
+    return job.index == before.index + 1 &&
+           job.header.group_position == before.header.group_position + 1;
+  }
+
+  // Groups are independent, so they decode in parallel into their own slots; the chunks of a
+  // group in order, each continuing the state of the one before. A chunk whose group lost an
+  // earlier chunk cannot be decoded.
   void decode_all(std::vector<ChunkJob>& jobs) {
+    std::vector<std::size_t> group_starts;
+    std::uint64_t group_events = 0;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      ChunkJob& job = jobs[i];
+      group_events += job.header.events;
+      if (job.header.group_position == 0 || tail_only_) {
+        group_starts.push_back(i);
+        group_events = job.header.events;
+      } else if (i == 0 || !continues(jobs[i - 1], job)) {
+        job.problem = "the chunk before it in its group is lost";
+        group_starts.push_back(i);  // a group of its own, which decodes nothing
+      } else if (group_events > detail::alt_max_group_events) {
+        // Its state would grow past what any chunk's may: a damaged or hostile file.
+        job.problem =
+            "its group holds more than " + std::to_string(detail::alt_max_group_events) + " events";
+      }
+    }
+    group_starts.push_back(jobs.size());
     std::atomic<std::size_t> next{0};
     auto worker = [&] {
       std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
       std::vector<std::uint8_t> raw;
       detail::DecodeScratch scratch;
-      for (std::size_t i; (i = next.fetch_add(1)) < jobs.size();)
-        decode_one(jobs[i], dctx.get(), raw, scratch);
+      for (std::size_t g; (g = next.fetch_add(1)) + 1 < group_starts.size();) {
+        for (std::size_t i = group_starts[g]; i < group_starts[g + 1]; ++i) {
+          ChunkJob& job = jobs[i];
+          if (i > group_starts[g] && !jobs[i - 1].problem.empty())
+            job.problem = "the chunk before it in its group is lost";
+          if (job.problem.empty()) decode_one(job, dctx.get(), raw, scratch);
+        }
+      }
     };
     const std::size_t threads = std::min<std::size_t>(
-        std::max(1u, std::thread::hardware_concurrency()), jobs.size() / 4 + 1);
+        std::max(1u, std::thread::hardware_concurrency()), group_starts.size() / 4 + 1);
     std::vector<std::thread> pool;
     for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
     worker();
@@ -427,8 +469,13 @@ class AltLoader {
       return;
     }
     std::string error;
+    const detail::ChunkAddresses addresses = tail_only_ ? detail::ChunkAddresses::skip
+                                             : h.group_position > 0
+                                                 ? detail::ChunkAddresses::continue_group
+                                                 : detail::ChunkAddresses::start_group;
     if (!detail::decode_chunk_columns(raw.data(), raw.size(), h.events, version_,
-                                      trace_.columns_at(job.base), job.extras, scratch, error))
+                                      trace_.columns_at(job.base), job.extras, scratch, error,
+                                      addresses))
       job.problem = "bad encoding: " + error;
   }
 

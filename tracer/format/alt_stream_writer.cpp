@@ -74,11 +74,14 @@ void AltStreamWriter::append_chunk(const Trace& trace, std::size_t begin, std::s
     if (descriptor_is_ours()) fd_ = move_high(fd_);  // else write_all reopens, high
   }
   if (begin >= end) return;
-  detail::build_alt_chunk(trace, begin, end, options_.zstd_level, *scratch_, chunk_);
+  detail::build_alt_chunk(trace, begin, end, options_.zstd_level, options_.events_per_group,
+                          *scratch_, chunk_);
   const std::uint64_t before = bytes_written_;
   try {
     write_all(chunk_.data(), chunk_.size());
   } catch (...) {
+    // Whatever comes next cannot build on a chunk that is not in the file.
+    scratch_->end_group();
     // Disk full, file size limit, I/O error: cut the partial chunk off so that the file ends
     // with its last whole chunk (best effort; a reader would skip a partial one anyway), and
     // write the next one there, not after a hole where the partial one was.

@@ -122,16 +122,30 @@ std::size_t compress_sections(ChunkScratch& scratch, int zstd_level,
 }  // namespace
 
 void build_alt_chunk(const Trace& trace, std::size_t begin, std::size_t end, int zstd_level,
-                     ChunkScratch& scratch, std::vector<std::uint8_t>& out) {
+                     std::size_t events_per_group, ChunkScratch& scratch,
+                     std::vector<std::uint8_t>& out) {
   if (end < begin || end - begin > alt_max_chunk_events)
     throw std::invalid_argument("an .alt chunk holds at most " +
                                 std::to_string(alt_max_chunk_events) + " events");
-  encode_chunk(trace, begin, end, scratch.written, scratch.raw, scratch.encode);
+  const bool continues = scratch.group_chunks > 0 && scratch.group_events < events_per_group &&
+                         scratch.group_chunks <= alt_max_group_position &&
+                         scratch.group_events + (end - begin) <= alt_max_group_events;
+  if (!continues) {
+    scratch.group_chunks = 0;
+    scratch.group_events = 0;
+  }
+  const std::uint32_t position = scratch.group_chunks;
+  // Until the chunk is built the scratch's group state is in between: a throw ends the group.
+  scratch.group_chunks = 0;
+  encode_chunk(trace, begin, end, scratch.written, scratch.raw, scratch.encode, continues);
   const std::size_t stored_size = compress_sections(scratch, zstd_level, out);
+  scratch.group_chunks = position + 1;
+  scratch.group_events += end - begin;
   out.resize(alt_chunk_header_bytes + stored_size);
   std::uint8_t* header = out.data();
   put_u32(header, alt_chunk_magic);
-  put_u32(header + 4, static_cast<std::uint32_t>(end - begin));
+  put_u32(header + 4,
+          static_cast<std::uint32_t>(end - begin) | position << alt_group_position_shift);
   put_u32(header + 8, static_cast<std::uint32_t>(stored_size));
   put_u32(header + 12, static_cast<std::uint32_t>(scratch.raw.size()));
   put_u32(header + 16, crc32_of(out.data() + alt_chunk_header_bytes, stored_size));
@@ -150,7 +164,8 @@ void write_alt(const Trace& trace, const std::string& path, const AltWriteOption
   std::vector<std::uint8_t> chunk;
   for (std::size_t begin = 0; begin < trace.size(); begin += per_chunk) {
     const std::size_t end = std::min(trace.size(), begin + per_chunk);
-    detail::build_alt_chunk(trace, begin, end, options.zstd_level, scratch, chunk);
+    detail::build_alt_chunk(trace, begin, end, options.zstd_level, options.events_per_group,
+                            scratch, chunk);
     sink.write(chunk.data(), chunk.size());
   }
   sink.close();

@@ -15,12 +15,17 @@ namespace alloclab {
 // 2: call stacks and a per-chunk time shift; 3: pools; 4: sizes in byte planes, addresses
 // through the freed-block model; 5: size planes of allocations only, addresses also as "freed
 // this many frees ago" and "right after an earlier allocation"; 6: those references in byte
-// planes (docs/alt-format.md). Versions 1 to 5 stay readable.
-inline constexpr std::uint32_t alt_format_version = 6;
+// planes; 7: groups of chunks that share their address state (docs/alt-format.md). Versions 1
+// to 6 stay readable.
+inline constexpr std::uint32_t alt_format_version = 7;
 
 struct AltWriteOptions {
   int zstd_level = 6;
   std::size_t events_per_chunk = 65536;
+  // A chunk continues the group of the one before while the group holds fewer events than
+  // this (0: every chunk stands alone). Larger groups are smaller on disk; damage to a chunk
+  // also costs the rest of its group.
+  std::size_t events_per_group = 262144;
 };
 
 // Writes the whole trace (metadata included). Throws std::runtime_error on I/O failure.
@@ -44,9 +49,10 @@ Trace parse_alt(std::vector<std::uint8_t> bytes, const std::string& name,
 
 // A quick look for a summary line (`alloclab record`): the chunk headers alone are read (each
 // has its own checksum) and their events counted (stats->events); only the last chunk whose
-// payload checksum holds is read, decompressed and returned. Damaged headers, truncation and a
-// damaged last chunk become warnings as in read_alt; damage inside an earlier chunk's payload is
-// only found by read_alt (its events are counted here).
+// payload checksum holds is read, decompressed and returned, without its addresses (all 0: in
+// version 7 they may depend on the chunks before it in its group). Damaged headers, truncation
+// and a damaged last chunk become warnings as in read_alt; damage inside an earlier chunk's
+// payload is only found by read_alt (its events are counted here).
 Trace read_alt_tail(const std::string& path, AltLoadStats* stats = nullptr);
 
 // The header's metadata alone (no chunk is read); an unusable header throws as in read_alt.

@@ -171,7 +171,7 @@ void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end, bo
       refs.put(0);
       deltas.put(zigzag(static_cast<std::int64_t>(address - previous_address)));
       previous_address = address;
-      if (address != 0) scratch.blocks.put(address, {frees++, RecentFrees::no_ring, false});
+      if (address != 0) scratch.blocks.put(address, {frees++, Block::no_ring, false});
     } else if (op == Op::alloc) {
       const std::uint64_t size = trace.size_of(i);
       const std::uint32_t ring = FreedBlocks::ring_for(size);
@@ -182,7 +182,7 @@ void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end, bo
         reuse.put(reuse_recent);
         recent.put(frees - 1 - block->index);
         // It may still sit in the ring of the size it was freed with.
-        if (block->ring != RecentFrees::no_ring) scratch.freed.take(block->ring, address);
+        if (block->ring != Block::no_ring) scratch.freed.take(block->ring, address);
       } else if (const std::uint32_t* earlier = address ? scratch.ends.find(address) : nullptr) {
         reuse.put(reuse_after);
         after.put(allocs - *earlier);
@@ -191,10 +191,11 @@ void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end, bo
         deltas.put(zigzag(static_cast<std::int64_t>(address - previous_address)));
       }
       previous_address = address;
+      const Block made{allocs, static_cast<std::uint16_t>(ring), true};
       if (block)
-        *block = {allocs, ring, true};
+        *block = made;
       else if (address != 0)
-        scratch.blocks.put(address, {allocs, ring, true});
+        scratch.blocks.put(address, made);
       // A block taken from its ring is seldom split (it has the request's size class), and the
       // map costs a write per allocation: only the others are indexed.
       if (address != 0 && rank < 0)

@@ -111,11 +111,15 @@ struct EncodeScratch {
   // What the chunk did last with an address: allocated it (`index`: the allocations before it
   // in the chunk, `ring`: FreedBlocks::ring_for its size) or freed it (`index`: the frees
   // before in the chunk, `ring`: that of its allocation, RecentFrees::no_ring if not known).
+  // Eight bytes, sixteen with its key: the map spans a group's addresses, tens of thousands, and
+  // the less of the cache it takes, the less it takes from the traced program beside it.
   struct Block {
+    static constexpr std::uint16_t no_ring = 0xFFFF;  // RecentFrees::no_ring
     std::uint32_t index = 0;
-    std::uint32_t ring = 0;
+    std::uint16_t ring = 0;  // below FreedBlocks::ring_count
     bool live = false;
   };
+  static_assert(FreedBlocks::ring_count <= Block::no_ring);
   BasicAddressMap<Block> blocks;
   BasicAddressMap<std::uint32_t> ends;  // FreedBlocks::end_of an allocation -> its index
   FreedBlocks freed;

@@ -5,7 +5,7 @@
 //
 //   alt_column_sizes TRACE.alt [--level N] [--chunk EVENTS] [--group EVENTS]
 //   (defaults: zstd level 1, as the recorder writes at high event rates; 65,536 events a chunk,
-//   groups of 262,144 events as every writer makes them; --group 0: each chunk on its own)
+//   groups of 524,288 events as every writer makes them; --group 0: each chunk on its own)
 #include <zstd.h>
 
 #include <algorithm>

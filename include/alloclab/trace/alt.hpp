@@ -25,7 +25,7 @@ struct AltWriteOptions {
   // A chunk continues the group of the one before while the group holds fewer events than
   // this (0: every chunk stands alone). Larger groups are smaller on disk; damage to a chunk
   // also costs the rest of its group.
-  std::size_t events_per_group = 262144;
+  std::size_t events_per_group = 524288;
 };
 
 // Writes the whole trace (metadata included). Throws std::runtime_error on I/O failure.

@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
     for (std::size_t begin = 0; begin < trace.size(); begin += chunk) {
       const std::size_t end = std::min(trace.size(), begin + chunk);
       // As build_alt_chunk groups them (its limit on chunks per group aside).
-      const bool continues = begin > 0 && group_events < group;
+      const bool continues =
+          begin > 0 && group_events < group && alloclab::detail::group_state_has_room(scratch);
       if (!continues) group_events = 0;
       group_events += end - begin;
       alloclab::detail::encode_chunk(trace, begin, end, cursor, raw, scratch, continues);

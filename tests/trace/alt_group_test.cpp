@@ -94,6 +94,21 @@ TEST(AltGroups, a_chunk_continues_its_group_until_the_group_holds_enough_events)
   EXPECT_EQ(read_alt(file.path()), small);
 }
 
+TEST(AltGroups, a_group_ends_when_its_address_maps_are_full) {
+  // 30,000 blocks at new addresses a chunk: two entries each in the encoder's maps (its block,
+  // where it ends), 60,000 a chunk. The fourth chunk would find 180,000: it starts a group.
+  Trace t;
+  for (std::uint64_t i = 0; i < 120'000; ++i)
+    t.push_back(test::alloc_event(0x10000 + 4096 * i, 100));
+  TempFile file("group-state.alt");
+  AltWriteOptions options;
+  options.events_per_chunk = 30'000;
+  options.events_per_group = 1'000'000;
+  write_alt(t, file.path(), options);
+  EXPECT_EQ(group_positions(file.bytes()), (std::vector<std::uint32_t>{0, 1, 2, 0}));
+  EXPECT_EQ(read_alt(file.path()), t);
+}
+
 TEST(AltGroups, blocks_freed_in_a_later_chunk_of_the_group_cost_no_address) {
   TempFile alone("alone.alt"), grouped("grouped.alt");
   const Trace t = churn_trace();

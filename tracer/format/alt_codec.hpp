@@ -137,6 +137,14 @@ struct EncodeScratch {
   std::vector<std::size_t> section_ends;
 };
 
+// Whether the next chunk may continue the group `scratch` encoded last, as far as its state goes:
+// the maps grow with the distinct addresses a group has seen (PyTorch: 150,000 in 524,288
+// events, 16 MB of maps, all of it in the traced process), so a group ends once they hold
+// 131,072 (about 4 MB), a few chunks' worth.
+inline bool group_state_has_room(const EncodeScratch& scratch) {
+  return scratch.blocks.size() + scratch.ends.size() <= (std::size_t{1} << 17);
+}
+
 // Encodes in the current format version (alt_format_version); also writes the frame and stack
 // definitions past `cursor` and advances it. With `continues_group` the chunk carries on from
 // the state of the chunk `scratch` encoded last (its header must then say so); without it, it

@@ -129,7 +129,8 @@ void build_alt_chunk(const Trace& trace, std::size_t begin, std::size_t end, int
                                 std::to_string(alt_max_chunk_events) + " events");
   const bool continues = scratch.group_chunks > 0 && scratch.group_events < events_per_group &&
                          scratch.group_chunks <= alt_max_group_position &&
-                         scratch.group_events + (end - begin) <= alt_max_group_events;
+                         scratch.group_events + (end - begin) <= alt_max_group_events &&
+                         group_state_has_room(scratch.encode);
   if (!continues) {
     scratch.group_chunks = 0;
     scratch.group_events = 0;

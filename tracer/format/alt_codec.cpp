@@ -618,9 +618,10 @@ bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint3
   if (version >= 7) {
     // The allocations' gaps, then the other events'.
     std::vector<std::uint64_t>& alloc_gaps = scratch.alloc_gaps;
-    alloc_gaps.clear();
+    alloc_gaps.resize(events);
+    std::uint64_t* next_gap = alloc_gaps.data();
     for (std::uint32_t k = 0; k < events; ++k)
-      if (is_alloc(col.attrs[k])) alloc_gaps.push_back(in.next());
+      if (is_alloc(col.attrs[k])) *next_gap++ = in.next();
     const std::uint64_t* next_alloc_gap = alloc_gaps.data();
     for (std::uint32_t k = 0; k < events; ++k) {
       const std::uint64_t gap = is_alloc(col.attrs[k]) ? *next_alloc_gap++ : in.next();

@@ -11,6 +11,7 @@
 // after the node it came through, 8 at a time without a branch that depends on the data. On
 // malloc_churn that costs the recorder's writer thread a few nanoseconds per free, where a
 // Fenwick tree's walks (tried first) cost 16: each of its walks ended in a mispredicted branch.
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -33,7 +34,7 @@ class LiveOrder {
   std::uint32_t live() const { return live_; }
 
   // The next allocation; one at address 0 is never live (nothing can free it by reference).
-  void push(bool live) {
+  [[gnu::always_inline]] void push(bool live) {
     if (size_ % 64 == 0) add_word();
     if (live) {
       const std::size_t word = words_.size() - 1;
@@ -68,17 +69,35 @@ class LiveOrder {
     return n;
   }
 
-  // The live allocation with `newer` live ones after it; size() when there is none.
+  // The live allocation with `newer` live ones after it; size() when there is none. Up from the
+  // newest word, as far as the live ones after it reach (most programs free what they made
+  // last: one word's group), then down to its word.
   std::uint32_t with_newer_live(std::uint32_t newer) const {
     if (newer >= live_) return size_;
-    // Down from the root: on each level, the child whose count (with those after it) passes
-    // `newer`. The root's children are the top level's first 8 nodes.
-    std::size_t node = 0;
-    for (std::size_t l = levels_.size(); l-- > 0;) node = child(levels_[l].data(), node, newer);
-    const std::size_t word = child(word_live_.data(), node, newer);
+    const std::size_t newest = words_.size() - 1;
+    if (newer < word_live_[newest])  // among the last 64 allocations: no counting at all
+      return static_cast<std::uint32_t>(newest * 64 +
+                                        select(words_[newest], word_live_[newest] - 1 - newer));
+    std::size_t level = 0;                 // 0: the words' counts, l: levels_[l - 1]
+    std::size_t last = words_.size() - 1;  // the newest node on it not counted off yet
+    for (;;) {
+      const std::size_t first = last & ~std::size_t{7};
+      const std::uint32_t under = level == 0 ? sum(word_live_.data(), first, last)
+                                             : sum(levels_[level - 1].data(), first, last);
+      if (newer < under) break;
+      newer -= under;  // all of the parent: go on with its older siblings
+      last = last / 8 - 1;
+      ++level;
+    }
+    const std::size_t first = last & ~std::size_t{7};
+    std::size_t node = level == 0 ? pick(word_live_.data(), first, last, newer)
+                                  : pick(levels_[level - 1].data(), first, last, newer);
+    for (; level > 1; --level)
+      node = pick(levels_[level - 2].data(), node * 8, node * 8 + 7, newer);
+    if (level == 1) node = pick(word_live_.data(), node * 8, node * 8 + 7, newer);
     // The set bit with `newer` set bits above it.
-    return static_cast<std::uint32_t>(word * 64 +
-                                      select(words_[word], word_live_[word] - 1 - newer));
+    return static_cast<std::uint32_t>(node * 64 +
+                                      select(words_[node], word_live_[node] - 1 - newer));
   }
 
  private:
@@ -113,13 +132,28 @@ class LiveOrder {
                                                       {0, 0, 0, 0, 0, 0, 0, all},
                                                       {0, 0, 0, 0, 0, 0, 0, 0}};
 
-  // The child of `node` (an index into the level below) under which the live one with `newer`
-  // newer ones lies, taking off `newer` those of the children after it.
+  // The live ones under nodes first..last, siblings (a whole group may be past the end: 0s).
   template <typename Count>
-  static std::size_t child(const Count* counts, std::size_t node, std::uint32_t& newer) {
-    std::size_t k = node * 8 + 7;
-    while (newer >= counts[k]) newer -= counts[k--];
-    return k;
+  static std::uint32_t sum(const Count* counts, std::size_t first, std::size_t last) {
+    std::uint32_t n = 0;
+    for (std::size_t k = 0; k < 8; ++k) n += first + k <= last ? counts[first + k] : 0;
+    return n;
+  }
+
+  // Of the sibling nodes first..last, the one under which the live one with `newer` newer ones
+  // lies (there is one), taking off `newer` those under the nodes after it. Counted, not
+  // searched for: a search ends with a mispredicted branch, on every level.
+  template <typename Count>
+  static std::size_t pick(const Count* counts, std::size_t first, std::size_t last,
+                          std::uint32_t& newer) {
+    std::uint32_t from[9];  // from[k]: the live ones under nodes first + k .. last
+    from[8] = 0;
+    for (std::size_t k = 8; k-- > 0;)
+      from[k] = from[k + 1] + (first + k <= last ? counts[first + k] : 0);
+    std::size_t passing = 0;  // nodes k with from[k] > newer: 0 .. the wanted one
+    for (std::size_t k = 0; k < 8; ++k) passing += from[k] > newer;
+    newer -= from[passing];
+    return first + passing - 1;
   }
 
   // One count per level above the words; `delta` wraps for minus one.
@@ -167,10 +201,19 @@ class LiveOrder {
     const std::uint64_t below = ((rank * ones | highs) - through) & highs;
     const unsigned byte = static_cast<unsigned>(((below >> 7) * ones) >> 56);
     if (byte > 0) rank -= static_cast<std::uint32_t>(through >> (8 * (byte - 1)) & 0xFF);
-    std::uint64_t in_byte = w >> (8 * byte) & 0xFF;
-    for (; rank > 0; --rank) in_byte &= in_byte - 1;
-    return 8 * byte + static_cast<unsigned>(std::countr_zero(in_byte));
+    return 8 * byte + select_in_byte[w >> (8 * byte) & 0xFF][rank];
   }
+
+  // [b][r]: the position of the set bit of b with r set bits below it.
+  static constexpr auto select_in_byte = [] {
+    std::array<std::array<std::uint8_t, 8>, 256> table{};
+    for (unsigned b = 0; b < 256; ++b) {
+      unsigned r = 0;
+      for (unsigned bit = 0; bit < 8; ++bit)
+        if (b >> bit & 1) table[b][r++] = static_cast<std::uint8_t>(bit);
+    }
+    return table;
+  }();
 
   std::vector<std::uint64_t> words_;     // the last one is being filled
   std::vector<std::uint8_t> word_live_;  // live ones in each word, in whole groups of 8

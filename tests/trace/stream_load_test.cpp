@@ -258,57 +258,38 @@ TEST(StreamLoad, damaged_chunk_header_resynchronises_the_same_way) {
   EXPECT_NE(load.summary.warnings[0].find("damaged chunk header"), std::string::npos);
 }
 
-TEST(StreamLoad, every_byte_flip_in_a_small_file_loads_the_same_streamed) {
+// Flips every `step`-th byte of `trace` written in chunks of 100 (in groups of
+// `events_per_group`) in turn, and loads each damaged file both ways.
+void expect_every_flip_loads_the_same(const Trace& trace, std::size_t events_per_group,
+                                      std::size_t step, std::uint64_t batch_events) {
   TempFile file("flips.alt");
+  const std::vector<char> bytes = written(trace, file, events_per_group);
+  for (std::size_t i = chunk_offset(bytes, 0); i < bytes.size(); i += step) {
+    std::vector<char> damaged = bytes;
+    damaged[i] = static_cast<char>(damaged[i] ^ 0x5A);
+    file.write(damaged);
+    expect_streamed_equals_whole(file.path(), batch_events);
+  }
+}
+
+TEST(StreamLoad, every_byte_flip_in_a_small_file_loads_the_same_streamed) {
   Trace t;
   for (std::uint64_t k = 0; k < 300; ++k) {
     t.push_back(alloc_event(0x1000 + k * 64, 16 + k, k));
     if (k % 2) t.push_back(free_event(0x1000 + (k - 1) * 64, k));
   }
-  const std::vector<char> bytes = written(t, file);
-  const std::size_t first_chunk = chunk_offset(bytes, 0);
-  for (std::size_t i = first_chunk; i < bytes.size(); i += 7) {
-    std::vector<char> damaged = bytes;
-    damaged[i] = static_cast<char>(damaged[i] ^ 0x5A);
-    file.write(damaged);
-    expect_streamed_equals_whole(file.path(), 100);
-  }
+  expect_every_flip_loads_the_same(t, 0, 7, 100);
 }
 
 TEST(StreamLoad, every_byte_flip_in_a_grouped_file_loads_the_same_streamed) {
   // Groups of four chunks: damage costs the rest of a group, the same way in both loads, also
   // when a batch would end inside a group.
-  TempFile file("group-flips.alt");
   Trace t;
   for (std::uint64_t k = 0; k < 300; ++k) {
     t.push_back(alloc_event(0x1000 + k * 64, 16 + k, k));
     if (k % 3 == 2) t.push_back(free_event(0x1000 + (k - 2) * 64, k));
   }
-  const std::vector<char> bytes = written(t, file, 400);
-  const std::size_t first_chunk = chunk_offset(bytes, 0);
-  for (std::size_t i = first_chunk; i < bytes.size(); i += 11) {
-    std::vector<char> damaged = bytes;
-    damaged[i] = static_cast<char>(damaged[i] ^ 0x5A);
-    file.write(damaged);
-    expect_streamed_equals_whole(file.path(), 150);
-  }
-}
-
-TEST(StreamLoad, batches_hold_whole_groups) {
-  TempFile file("group-batches.alt");
-  written(markerless_trace(), file, 300);  // chunks of 100 in groups of three
-  std::uint64_t expected = 0, largest = 0, total = 0;
-  stream_alt(
-      file.path(), [&](std::uint64_t events) { expected = events; },
-      [&](const Trace& batch) {
-        largest = std::max<std::uint64_t>(largest, batch.size());
-        total += batch.size();
-      },
-      nullptr, 150);
-  EXPECT_EQ(total, expected);
-  EXPECT_EQ(total, read_alt(file.path()).size());
-  EXPECT_EQ(largest, 300u);  // a group does not fit in 150, and is not split
-  expect_streamed_equals_whole(file.path(), 150);
+  expect_every_flip_loads_the_same(t, 400, 11, 150);
 }
 
 std::string streamed_error(const std::string& path) {
@@ -350,9 +331,12 @@ TEST(StreamLoad, unusable_headers_fail_with_the_same_error) {
   EXPECT_EQ(streamed_error("/nonexistent/trace.alt"), whole_error("/nonexistent/trace.alt"));
 }
 
-TEST(StreamLoad, batches_never_hold_more_than_their_chunks) {
+// The largest batch a streamed load of markerless_trace(), written in chunks of 100 (in groups
+// of `events_per_group`), hands over in batches of `batch_events`; checks that the batches
+// add up to the trace.
+std::uint64_t largest_batch(std::size_t events_per_group, std::uint64_t batch_events) {
   TempFile file("batches.alt");
-  written(markerless_trace(), file);
+  written(markerless_trace(), file, events_per_group);
   std::uint64_t expected = 0, largest = 0, total = 0;
   stream_alt(
       file.path(), [&](std::uint64_t events) { expected = events; },
@@ -360,10 +344,20 @@ TEST(StreamLoad, batches_never_hold_more_than_their_chunks) {
         largest = std::max<std::uint64_t>(largest, batch.size());
         total += batch.size();
       },
-      nullptr, 250);
+      nullptr, batch_events);
   EXPECT_EQ(total, expected);
   EXPECT_EQ(total, read_alt(file.path()).size());
-  EXPECT_EQ(largest, 200u);  // two chunks of 100 fit in 250, three do not
+  expect_streamed_equals_whole(file.path(), batch_events);
+  return largest;
+}
+
+TEST(StreamLoad, batches_hold_whole_groups) {
+  // Groups of three chunks do not fit in batches of 150 events, and are not split.
+  EXPECT_EQ(largest_batch(300, 150), 300u);
+}
+
+TEST(StreamLoad, batches_never_hold_more_than_their_chunks) {
+  EXPECT_EQ(largest_batch(0, 250), 200u);  // two chunks of 100 fit in 250, three do not
 }
 
 }  // namespace

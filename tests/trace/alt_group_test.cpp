@@ -160,6 +160,32 @@ TEST(AltGroups, a_damaged_chunk_header_breaks_its_group_too) {
             std::string::npos);
 }
 
+TEST(AltGroups, a_group_claiming_more_events_than_a_chunk_may_hold_is_refused) {
+  TempFile file("group-too-big.alt");
+  const Trace original = churn_trace();
+  std::vector<char> bytes = written(original, file, 400);
+  // Chunk 1 says it holds 2^24 events: with chunk 0's 100 its group would outgrow the limit.
+  // Its header is otherwise intact (its checksum is made to match).
+  auto* header = reinterpret_cast<std::uint8_t*>(bytes.data() + chunk_offset(bytes, 1));
+  detail::put_u32(header + 4,
+                  detail::alt_max_chunk_events | 1u << detail::alt_group_position_shift);
+  detail::put_u32(header + 20, detail::crc32_of(header, 20));
+  file.write(bytes);
+  for (const bool tail : {false, true}) {
+    AltLoadStats stats;
+    const Trace t = tail ? read_alt_tail(file.path(), &stats) : read_alt(file.path(), &stats);
+    ASSERT_FALSE(t.warnings.empty());
+    EXPECT_NE(t.warnings[0].find("chunk 1: its group would hold more than 16777216 events; "
+                                 "chunk skipped, 16777216 events lost"),
+              std::string::npos)
+        << t.warnings[0];
+    if (tail) continue;
+    // Chunks 2 and 3 continue the lost chunk's group; chunk 4 starts the next.
+    ASSERT_EQ(t.size(), original.size() - 300);
+    EXPECT_EQ(t.event(100), original.event(400));
+  }
+}
+
 TEST(AltGroups, tail_read_decodes_the_last_chunk_alone_without_its_addresses) {
   TempFile file("group-tail.alt");
   const Trace original = churn_trace();

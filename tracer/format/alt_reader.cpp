@@ -355,6 +355,7 @@ class AltLoader {
   std::vector<ChunkJob> scan_chunks(std::size_t pos, AltLoadStats& stats) {
     std::vector<ChunkJob> jobs;
     std::uint64_t chunk = 0;
+    std::uint64_t group_events = 0;  // in the group of the chunk read last, so far
     const std::size_t size = source_.size();
     while (pos < size) {
       const std::size_t remaining = size - pos;
@@ -388,6 +389,19 @@ class AltLoader {
         stats.lost_events += h.events;
         break;
       }
+      group_events = h.group_position == 0 ? h.events : group_events + h.events;
+      if (group_events > detail::alt_max_group_events) {
+        // Its address state would grow past any chunk's: a damaged or hostile header, refused
+        // before anything is allocated for its events (the rest of its group is lost with it).
+        warn(pos, chunk,
+             "its group would hold more than " + std::to_string(detail::alt_max_group_events) +
+                 " events; chunk skipped, " + std::to_string(h.events) + " events lost");
+        ++stats.damaged_chunks;
+        stats.lost_events += h.events;
+        ++chunk;
+        pos = payload + h.stored;
+        continue;
+      }
       ChunkJob job;
       job.offset = pos;
       job.index = chunk;
@@ -411,20 +425,13 @@ class AltLoader {
   // earlier chunk cannot be decoded.
   void decode_all(std::vector<ChunkJob>& jobs) {
     std::vector<std::size_t> group_starts;
-    std::uint64_t group_events = 0;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       ChunkJob& job = jobs[i];
-      group_events += job.header.events;
       if (job.header.group_position == 0 || tail_only_) {
         group_starts.push_back(i);
-        group_events = job.header.events;
       } else if (i == 0 || !continues(jobs[i - 1], job)) {
         job.problem = "the chunk before it in its group is lost";
         group_starts.push_back(i);  // a group of its own, which decodes nothing
-      } else if (group_events > detail::alt_max_group_events) {
-        // Its state would grow past what any chunk's may: a damaged or hostile file.
-        job.problem =
-            "its group holds more than " + std::to_string(detail::alt_max_group_events) + " events";
       }
     }
     group_starts.push_back(jobs.size());

@@ -73,15 +73,13 @@ int main(int argc, char** argv) {
     std::vector<std::uint8_t> raw;
     std::vector<std::uint8_t> compressed;
     std::vector<double> raw_bytes(column_count), stored_bytes(column_count);
-    std::size_t group_events = 0;
+    alloclab::detail::GroupCursor group_cursor;
     for (std::size_t begin = 0; begin < trace.size(); begin += chunk) {
       const std::size_t end = std::min(trace.size(), begin + chunk);
-      // As build_alt_chunk groups them (its limit on chunks per group aside).
-      const bool continues =
-          begin > 0 && group_events < group && alloclab::detail::group_state_has_room(scratch);
-      if (!continues) group_events = 0;
-      group_events += end - begin;
+      // As build_alt_chunk groups them.
+      const bool continues = group_cursor.next_continues(end - begin, group, scratch);
       alloclab::detail::encode_chunk(trace, begin, end, cursor, raw, scratch, continues);
+      group_cursor.built(end - begin);
       if (scratch.section_ends.size() != column_count) {
         std::fprintf(stderr, "alt_column_sizes: the encoder has %zu columns, this tool knows %zu\n",
                      scratch.section_ends.size(), column_count);

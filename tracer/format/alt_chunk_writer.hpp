@@ -24,15 +24,12 @@ struct ChunkScratch {
   ChunkScratch(const ChunkScratch&) = delete;
   ChunkScratch& operator=(const ChunkScratch&) = delete;
 
-  // The next chunk starts a new group: the last one built never reached the file.
-  void end_group() { group_chunks = 0; }
-
   std::vector<std::uint8_t> raw;
   StackCursor written;  // frames and stacks already defined by earlier chunks of the file
   EncodeScratch encode;
   ZSTD_CCtx* zstd;  // a context per call would be allocated and set up for every chunk
-  std::uint32_t group_chunks = 0;  // in the group the next chunk may continue
-  std::uint64_t group_events = 0;
+  // Reset when the last chunk built never reached the file: nothing may continue it.
+  GroupCursor group;
 };
 
 // Events [begin, end) of `trace` as one complete chunk (header + zstd payload) in `out`, ready

@@ -58,6 +58,7 @@
 
 #include "address_map.hpp"
 #include "alloclab/trace/trace.hpp"
+#include "alt_layout.hpp"
 #include "freed_blocks.hpp"
 #include "live_order.hpp"
 #include "varint.hpp"
@@ -137,13 +138,32 @@ struct EncodeScratch {
   std::vector<std::size_t> section_ends;
 };
 
-// Whether the next chunk may continue the group `scratch` encoded last, as far as its state goes:
-// the maps grow with the distinct addresses a group has seen (PyTorch: 150,000 in 524,288
-// events, 16 MB of maps, all of it in the traced process), so a group ends once they hold
-// 131,072 (about 4 MB), a few chunks' worth.
-inline bool group_state_has_room(const EncodeScratch& scratch) {
-  return scratch.blocks.size() + scratch.ends.size() <= (std::size_t{1} << 17);
-}
+// How far a writer's current group got, and the one rule (alloclab's writers, alt_column_sizes)
+// for whether the next chunk continues it.
+struct GroupCursor {
+  std::uint32_t chunks = 0;  // in the group the next chunk may continue; 0: none
+  std::uint64_t events = 0;
+
+  // Whether the next chunk, of `chunk_events`, continues the group `scratch` encoded last; when
+  // it does not, the cursor starts a new group. Besides the writer's `events_per_group` and the
+  // format's limits, the encoder's maps decide: they grow with the distinct addresses a group
+  // has seen (PyTorch: 150,000 in 524,288 events, 16 MB of maps, all of it in the traced
+  // process), so a group ends once they hold 131,072 (about 4 MB), a few chunks' worth.
+  bool next_continues(std::size_t chunk_events, std::size_t events_per_group,
+                      const EncodeScratch& scratch) {
+    const bool continues = chunks > 0 && events < events_per_group &&
+                           chunks <= alt_max_group_position &&
+                           events + chunk_events <= alt_max_group_events &&
+                           scratch.blocks.size() + scratch.ends.size() <= (std::size_t{1} << 17);
+    if (!continues) *this = {};
+    return continues;
+  }
+  // The chunk is built: the next one may continue after it.
+  void built(std::size_t chunk_events) {
+    ++chunks;
+    events += chunk_events;
+  }
+};
 
 // Encodes in the current format version (alt_format_version); also writes the frame and stack
 // definitions past `cursor` and advances it. With `continues_group` the chunk carries on from

@@ -81,7 +81,7 @@ void AltStreamWriter::append_chunk(const Trace& trace, std::size_t begin, std::s
     write_all(chunk_.data(), chunk_.size());
   } catch (...) {
     // Whatever comes next cannot build on a chunk that is not in the file.
-    scratch_->end_group();
+    scratch_->group = {};
     // Disk full, file size limit, I/O error: cut the partial chunk off so that the file ends
     // with its last whole chunk (best effort; a reader would skip a partial one anyway), and
     // write the next one there, not after a hole where the partial one was.

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "alloclab/trace/alt.hpp"
@@ -127,21 +128,15 @@ void build_alt_chunk(const Trace& trace, std::size_t begin, std::size_t end, int
   if (end < begin || end - begin > alt_max_chunk_events)
     throw std::invalid_argument("an .alt chunk holds at most " +
                                 std::to_string(alt_max_chunk_events) + " events");
-  const bool continues = scratch.group_chunks > 0 && scratch.group_events < events_per_group &&
-                         scratch.group_chunks <= alt_max_group_position &&
-                         scratch.group_events + (end - begin) <= alt_max_group_events &&
-                         group_state_has_room(scratch.encode);
-  if (!continues) {
-    scratch.group_chunks = 0;
-    scratch.group_events = 0;
-  }
-  const std::uint32_t position = scratch.group_chunks;
-  // Until the chunk is built the scratch's group state is in between: a throw ends the group.
-  scratch.group_chunks = 0;
+  const bool continues =
+      scratch.group.next_continues(end - begin, events_per_group, scratch.encode);
+  // Until the chunk is built the encoder's group state is in between: a throw ends the group.
+  GroupCursor group = std::exchange(scratch.group, GroupCursor{});
+  const std::uint32_t position = group.chunks;
   encode_chunk(trace, begin, end, scratch.written, scratch.raw, scratch.encode, continues);
   const std::size_t stored_size = compress_sections(scratch, zstd_level, out);
-  scratch.group_chunks = position + 1;
-  scratch.group_events += end - begin;
+  group.built(end - begin);
+  scratch.group = group;
   out.resize(alt_chunk_header_bytes + stored_size);
   std::uint8_t* header = out.data();
   put_u32(header, alt_chunk_magic);

@@ -16,6 +16,23 @@ struct DeviceAddresses {
   detail::AddressMap freed;  // addresses freed and not reallocated since (double-free detection)
 };
 
+struct AnomalyNames {
+  std::string_view text, key;
+  std::uint64_t Anomalies::*counter;
+};
+constexpr AnomalyNames anomaly_names[] = {
+    {"free of unknown address", "free_unknown", &Anomalies::free_unknown},
+    {"double free", "double_free", &Anomalies::double_free},
+    {"alloc over live", "alloc_over_live", &Anomalies::alloc_over_live},
+    {"nested run_begin", "nested_run_begin", &Anomalies::nested_run_begin},
+    {"run_end outside run", "run_end_outside_run", &Anomalies::run_end_outside_run},
+};
+
+// The counter in Anomalies of each kind.
+std::uint64_t Anomalies::*counter_of(AnomalyKind kind) {
+  return anomaly_names[static_cast<std::size_t>(kind)].counter;
+}
+
 }  // namespace
 
 // Whether the trace has run markers is only known at its end, but an implicit run's run_begin
@@ -116,7 +133,9 @@ class StreamResolver::Impl {
     emit(ReplayOp::free, id, time);
   }
 
+  // Counts an anomaly of event i and, among the first, says where it is.
   void note(AnomalyKind kind, const Trace& t, std::size_t i) {
+    ++(out_.anomalies.*counter_of(kind));
     if (out_.first_anomalies.size() >= ResolvedTrace::max_listed_anomalies) return;
     out_.first_anomalies.push_back(
         AnomalyAt{kind, events_before_ + i, t.time_ns(i), t.address(i), t.thread(i), t.device(i)});
@@ -141,14 +160,12 @@ class StreamResolver::Impl {
         return free(t, i, time);
       case Op::run_begin:
         if (in_run_) {
-          ++out_.anomalies.nested_run_begin;
           note(AnomalyKind::nested_run_begin, t, i);
           end_run(time);
         }
         return begin_run(time, t.label(i));
       case Op::run_end:
         if (!in_run_) {
-          ++out_.anomalies.run_end_outside_run;
           note(AnomalyKind::run_end_outside_run, t, i);
           return;
         }
@@ -166,7 +183,6 @@ class StreamResolver::Impl {
     }
     DeviceAddresses& device = addresses(t.device(i));
     if (const std::uint32_t* older = device.live.find(address)) {
-      ++out_.anomalies.alloc_over_live;
       note(AnomalyKind::alloc_over_live, t, i);
       free_id(device, address, *older, time);
     }
@@ -189,15 +205,12 @@ class StreamResolver::Impl {
     DeviceAddresses& device = addresses(t.device(i));
     if (const std::uint32_t* id = device.live.find(address))
       return free_id(device, address, *id, time);
-    if (device.freed.find(address)) {
-      ++out_.anomalies.double_free;
+    if (device.freed.find(address))
       note(AnomalyKind::double_free, t, i);
-    } else if (started_at_fork_) {
+    else if (started_at_fork_)
       ++out_.anomalies.inherited_frees;
-    } else {
-      ++out_.anomalies.free_unknown;
+    else
       note(AnomalyKind::free_unknown, t, i);
-    }
   }
 
   ResolvedTrace out_;
@@ -224,19 +237,6 @@ void StreamResolver::add(const Trace& part) {
 ResolvedTrace StreamResolver::finish(const std::vector<Origin>& origins) {
   return impl_->finish(origins);
 }
-
-namespace {
-
-struct AnomalyNames {
-  std::string_view text, key;
-};
-constexpr AnomalyNames anomaly_names[] = {
-    {"free of unknown address", "free_unknown"},    {"double free", "double_free"},
-    {"alloc over live", "alloc_over_live"},         {"nested run_begin", "nested_run_begin"},
-    {"run_end outside run", "run_end_outside_run"},
-};
-
-}  // namespace
 
 std::string_view to_string(AnomalyKind kind) {
   return anomaly_names[static_cast<std::size_t>(kind)].text;

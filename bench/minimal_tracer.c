@@ -9,21 +9,32 @@
  * writer thread would be: glibc's malloc takes its arena locks once a process has two threads
  * (none with MINIMAL_TRACER_NO_THREAD=1 in the environment). What it leaves out is everything
  * else a tracer must do: collect, order, encode, compress and write the records; fork, exec,
- * signals, exit. */
+ * signals, exit.
+ *
+ * MINIMAL_TRACER_COLLECT=thread or =process replaces the idle thread by a collector that does
+ * a writer's kind of work on the first thread's records: it reads each one, updates a 4 MiB
+ * table by the record's address (an encoder's map of blocks) and compresses them with zstd,
+ * 65,536 at a time, into memory. As a thread it runs inside the program, as alloclab's writer
+ * does; as a process (forked at load, the ring in shared memory) it does the same work outside
+ * it, so the program keeps glibc's single-thread malloc. The two side by side measure what a
+ * writer costs the program's own thread from inside and from outside. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
+#include <zstd.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -118,6 +129,71 @@ static void* idle(void* unused) {
   return unused;
 }
 
+enum { table_slots = 1 << 18 };
+static struct record* collected_ring; /* the first thread's ring, which the collector reads */
+static pid_t program_pid;
+
+static void* map_or_die(size_t bytes, int flags) {
+  void* p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, flags | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) abort();
+  return p;
+}
+
+/* Takes each record once, in ring order, as soon as its sequence number shows it is newer than
+ * the last one taken; looks every millisecond when there is none. A collector that falls a lap
+ * behind takes the newer records in the slots it reaches: the work per record is what counts. */
+static void* collect(void* as_process) {
+  struct table_slot {
+    uint64_t address;
+    uint64_t events;
+  };
+  struct table_slot* table = map_or_die(table_slots * sizeof *table, MAP_PRIVATE);
+  struct record* batch = map_or_die(ring_records * sizeof *batch, MAP_PRIVATE);
+  const size_t bound = ZSTD_compressBound(ring_records * sizeof *batch);
+  void* compressed = map_or_die(bound, MAP_PRIVATE);
+  ZSTD_CCtx* context = ZSTD_createCCtx();
+  uint64_t last_taken = 0;
+  uint32_t position = 0;
+  uint32_t batched = 0;
+  for (;;) {
+    const struct record* r = &collected_ring[position % ring_records];
+    const uint64_t seq_plus1 = __atomic_load_n(&r->seq_plus1, __ATOMIC_ACQUIRE);
+    if (seq_plus1 <= last_taken) {
+      if (as_process && getppid() != program_pid) _exit(0);
+      const struct timespec pause = {0, 1000000};
+      nanosleep(&pause, NULL);
+      continue;
+    }
+    last_taken = seq_plus1;
+    ++position;
+    struct table_slot* slot = &table[(r->address * 0x9E3779B97F4A7C15ull) >> (64 - 18)];
+    slot->address = r->address;
+    ++slot->events;
+    batch[batched++] = *r;
+    if (batched == ring_records) {
+      ZSTD_compressCCtx(context, compressed, bound, batch, batched * sizeof *batch, 1);
+      batched = 0;
+    }
+  }
+  return NULL;
+}
+
+/* The collecting process: a fork of the program at load, before main. Its own allocations go to
+ * a ring of its own, it has no signal handlers of the program's to run, and it ends with the
+ * program. */
+static void start_collecting_process(void) {
+  program_pid = getpid();
+  const pid_t child = fork();
+  if (child != 0) return;
+  ring = map_or_die(ring_records * sizeof *ring, MAP_PRIVATE);
+  sigset_t all;
+  sigfillset(&all);
+  sigprocmask(SIG_BLOCK, &all, NULL);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != program_pid) _exit(0);
+  collect((void*)1);
+}
+
 __attribute__((constructor)) static void start(void) {
   resolve(&real_malloc, "malloc");
   resolve(&real_calloc, "calloc");
@@ -126,9 +202,19 @@ __attribute__((constructor)) static void start(void) {
   resolve(&real_aligned_alloc, "aligned_alloc");
   resolve(&real_memalign, "memalign");
   resolve(&real_free, "free");
+  const char* collector = getenv("MINIMAL_TRACER_COLLECT");
+  if (collector) {
+    const int shared = strcmp(collector, "process") == 0 ? MAP_SHARED : MAP_PRIVATE;
+    collected_ring = ring = map_or_die(ring_records * sizeof *ring, shared);
+    if (shared == MAP_SHARED) {
+      start_collecting_process();
+      return;
+    }
+  }
   pthread_t thread;
   starting_idle_thread = 1;
-  if (!getenv("MINIMAL_TRACER_NO_THREAD") && pthread_create(&thread, NULL, idle, NULL) == 0)
+  if (!getenv("MINIMAL_TRACER_NO_THREAD") &&
+      pthread_create(&thread, NULL, collector ? collect : idle, NULL) == 0)
     pthread_detach(thread);
   starting_idle_thread = 0;
 }

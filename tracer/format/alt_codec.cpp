@@ -152,8 +152,13 @@ void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end, bo
   std::uint64_t previous_address = scratch.previous_address;
   for (std::size_t i = begin; i < end; ++i) {
     if (i + lookahead < end) {
-      scratch.blocks.prefetch(trace.address(i + lookahead));
-      scratch.ends.prefetch(trace.address(i + lookahead));
+      const std::size_t ahead = i + lookahead;
+      const std::uint64_t ahead_address = trace.address(ahead);
+      scratch.blocks.prefetch(ahead_address);
+      scratch.ends.prefetch(ahead_address);
+      // An allocation also indexes where its block ends: that slot is the next miss.
+      if (trace.op(ahead) == Op::alloc)
+        scratch.ends.prefetch(FreedBlocks::end_of(ahead_address, trace.size_of(ahead)));
     }
     const Op op = trace.op(i);
     const std::uint64_t address = trace.address(i);

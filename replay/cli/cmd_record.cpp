@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -113,6 +114,9 @@ void run_record(const RecordOptions& options) {
   if (pipe2(names, O_CLOEXEC) != 0 || pipe2(status_pipe, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
+  // The tracer's writer processes become this process's children when their parent, a short-
+  // lived child of the program, exits: `record` can then wait for them.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   const pid_t child = fork();
   if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (child == 0) {
@@ -148,6 +152,7 @@ void run_record(const RecordOptions& options) {
   while (waitpid(child, &raw, 0) < 0 && errno == EINTR) {
   }
   g_traced_child = 0;  // first: its pid may be reused once reaped
+  wait_for_writer_processes(files);
   sigaction(SIGTERM, &old_term, nullptr);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);

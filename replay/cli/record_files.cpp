@@ -1,6 +1,7 @@
 #include "record_files.hpp"
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -120,6 +121,40 @@ UntracedImages TraceFileList::untraced() const {
       images.forks.push_back(pid);
   }
   return images;
+}
+
+std::vector<long> TraceFileList::writer_processes() const {
+  std::vector<long> pids;
+  std::ifstream in(path_);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.starts_with("writer ")) continue;
+    const char* number = line.c_str() + line.find(' ') + 1;
+    char* end = nullptr;
+    const long pid = std::strtol(number, &end, 10);
+    if (end != number && pid > 0) pids.push_back(pid);
+  }
+  return pids;
+}
+
+void wait_for_writer_processes(const TraceFileList& files, int patience_ms) {
+  int waited_ms = 0;
+  for (const long pid : files.writer_processes()) {
+    for (;;) {
+      int status = 0;
+      const pid_t done = ::waitpid(static_cast<pid_t>(pid), &status, WNOHANG | __WALL);
+      if (done != 0 && !(done < 0 && errno == EINTR)) break;  // ended, or not ours to wait for
+      if (waited_ms >= patience_ms) {
+        std::fprintf(stderr,
+                     "alloclab: warning: the tracer's writer process %ld has not finished after "
+                     "%d s; its trace may lack the last events\n",
+                     pid, patience_ms / 1000);
+        return;
+      }
+      ::usleep(1000);  // a writer ends within milliseconds of its program as a rule
+      ++waited_ms;
+    }
+  }
 }
 
 void explain_untraced(const UntracedImages& untraced, long root_pid, const std::string& command) {

@@ -31,10 +31,18 @@ class TraceFileList {
   // nothing (or listed it as `root_written_as`, the name the tracer wrote before a merge).
   std::vector<TracedFile> read(const std::string& root, const std::string& root_written_as) const;
   UntracedImages untraced() const;
+  // The writer processes the tracer started ("writer PID"), in the order they started.
+  std::vector<long> writer_processes() const;
 
  private:
   std::string path_;
 };
+
+// Waits for the tracer's writer processes: a program that was killed leaves its writer to write
+// the last events and close the file, and `record` reads the files after that. `record` is the
+// child subreaper of what it runs (so a writer, which is nobody's child in the program, is its
+// child). At most `patience_ms` for them all; says which ones it gave up on.
+void wait_for_writer_processes(const TraceFileList& files, int patience_ms = 60000);
 
 // In the child, before exec: what the tracer follows, and where it lists its files.
 void set_follow_environment(bool follow_fork, bool follow_exec, const std::string& list);

@@ -288,26 +288,50 @@ TEST(RecordLifecycle, a_bash_script_is_traced_and_so_is_what_it_execs) {
   EXPECT_EQ(work.frees, c.at("frees"));
 }
 
-TEST(RecordLifecycle, file_size_limit_stops_the_trace_but_not_the_program) {
-  ALLOCLAB_SKIP_UNDER_ASAN();
-  ScratchDir dir;
-  const std::string trace = dir.file("t.alt");
-  const std::string counts = dir.file("c.txt");
-  // The header and the first round fit, the rest does not (ThreadSanitizer's allocator hands out
-  // addresses that compress less).
-  const std::uint64_t limit = under_tsan ? 65536 : 8192;
-  const Recorded r =
-      record(trace, std::string(TORTURE_DISKFULL) + " " + counts + " " + std::to_string(limit));
+namespace {
+
+// The header and the first round fit, the rest does not (ThreadSanitizer's allocator hands out
+// addresses that compress less).
+constexpr std::uint64_t small_file_limit = under_tsan ? 65536 : 8192;
+
+void expect_a_readable_prefix_of_at_most(const Recorded& r, const std::string& trace,
+                                         const std::string& counts) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("is incomplete"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("File too large"), std::string::npos) << r.output;
-  EXPECT_LE(std::filesystem::file_size(trace), limit);
+  EXPECT_LE(std::filesystem::file_size(trace), small_file_limit);
   // What was written is a readable prefix: whole chunks, events that pair up.
   const Loaded l = load(trace);
   const RunCounts work = count_in_runs(l.trace, "work");
   EXPECT_GT(work.allocs, 0u);
   EXPECT_LT(work.allocs, read_counts(counts).at("allocs"));
   EXPECT_EQ(read_counts(counts).at("allocs"), 40u * 5000u);
+}
+
+}  // namespace
+
+// A limit the program sets for itself binds a writer thread; a writer process started before.
+TEST(RecordLifecycle, file_size_limit_stops_the_trace_but_not_the_program) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string trace = dir.file("t.alt");
+  const std::string counts = dir.file("c.txt");
+  const Recorded r = record(
+      trace, std::string(TORTURE_DISKFULL) + " " + counts + " " + std::to_string(small_file_limit),
+      "ALLOCLAB_WRITER=thread");
+  expect_a_readable_prefix_of_at_most(r, trace, counts);
+}
+
+TEST(RecordLifecycle, file_size_limit_stops_a_writer_process_but_not_the_program) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string trace = dir.file("t.alt");
+  const std::string counts = dir.file("c.txt");
+  // The limit from the start, for `record`, the program and its writer; the program's own
+  // setrlimit then cannot raise it.
+  const Recorded r = record(trace, std::string(TORTURE_DISKFULL) + " " + counts + " 0",
+                            "prlimit --fsize=" + std::to_string(small_file_limit));
+  expect_a_readable_prefix_of_at_most(r, trace, counts);
 }
 
 TEST(RecordLifecycle, a_forked_child_that_cannot_write_its_header_is_not_killed_by_SIGXFSZ) {

@@ -275,6 +275,36 @@ TEST(Record, exit_status_and_fatal_signal_pass_through) {
   EXPECT_NE(missing.output.find("cannot run"), std::string::npos) << missing.output;
 }
 
+// The writer is a process of its own: the program keeps its one thread (and with it glibc's
+// lock-free single-thread malloc), and a program that waits for all its children does not wait
+// for the writer.
+TEST(Record, the_writer_is_neither_a_thread_of_the_program_nor_a_child_it_waits_for) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  if (under_tsan) GTEST_SKIP() << "ThreadSanitizer builds write from a thread";
+  ScratchDir dir;
+  const std::string trace = dir.file("t.alt");
+  const Recorded r = record(
+      trace, "/bin/sh -c 'grep Threads: /proc/$$/status; true & wait; echo waited'", "timeout 60");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("Threads:\t1\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("waited"), std::string::npos) << r.output;
+  EXPECT_GT(read_alt(trace).size(), 10u) << "the shell's own allocations";
+}
+
+// Where a writer process cannot be used, or is not wanted, the writer is a thread.
+TEST(Record, with_stacks_or_when_asked_for_the_writer_is_a_thread) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const std::string status = "/bin/sh -c 'grep Threads: /proc/$$/status'";
+  const Recorded asked = record(dir.file("a.alt"), status, "ALLOCLAB_WRITER=thread");
+  ASSERT_EQ(asked.status, 0) << asked.output;
+  EXPECT_NE(asked.output.find("Threads:\t2\n"), std::string::npos) << asked.output;
+  EXPECT_GT(read_alt(dir.file("a.alt")).size(), 10u);
+  const Recorded stacks = record(dir.file("b.alt"), status, {}, "--stacks 4");
+  ASSERT_EQ(stacks.status, 0) << stacks.output;
+  EXPECT_NE(stacks.output.find("Threads:\t2\n"), std::string::npos) << stacks.output;
+}
+
 TEST(Record, refuses_to_overwrite_an_existing_trace) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;
@@ -374,16 +404,15 @@ TEST(Record, abort_leaves_a_readable_trace_up_to_the_abort) {
 // Records TORTURE_KILLED with `args`, waits for it to report its pid (once all its events
 // happened) and `settle_ms` more, kills it with SIGKILL and returns its counters; `flush_period_ms`
 // (non-empty) replaces the writer's flush period.
-std::map<std::string, std::uint64_t> record_until_killed(const ScratchDir& dir,
-                                                         const std::string& trace,
-                                                         const std::vector<std::string>& args,
-                                                         const char* flush_period_ms, int settle_ms,
-                                                         const char* program = TORTURE_KILLED,
-                                                         const char* preload = nullptr) {
+std::map<std::string, std::uint64_t> record_until_killed(
+    const ScratchDir& dir, const std::string& trace, const std::vector<std::string>& args,
+    const char* flush_period_ms, int settle_ms, const char* program = TORTURE_KILLED,
+    const char* preload = nullptr, const char* writer = nullptr) {
   const std::string counts = dir.file("counts.txt");
   const pid_t recorder = ::fork();
   if (recorder == 0) {
     if (flush_period_ms) ::setenv("ALLOCLAB_FLUSH_PERIOD_MS", flush_period_ms, 1);
+    if (writer) ::setenv("ALLOCLAB_WRITER", writer, 1);
     if (preload) ::setenv("LD_PRELOAD", preload, 1);
     std::vector<const char*> argv = {ALLOCLAB_CLI, "record", "-o",          trace.c_str(),
                                      "--",         program,  counts.c_str()};
@@ -523,8 +552,10 @@ TEST(Record, a_filled_buffer_is_written_without_waiting_for_the_flush_period) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;
   const std::string trace = dir.file("trace.alt");
-  // A period far beyond the test: only flushes started by full buffers can write anything.
-  const auto c = record_until_killed(dir, trace, {"100000", "80000"}, "600000", 1000);
+  // A period far beyond the test: only flushes started by full buffers can write anything (with
+  // a writer thread, which dies with the program).
+  const auto c = record_until_killed(dir, trace, {"100000", "80000"}, "600000", 1000,
+                                     TORTURE_KILLED, nullptr, "thread");
   ASSERT_TRUE(c.count("pid"));
 
   // 175,000 events: the first 140,000 (before the pause) fill two buffers of 65,536, whose
@@ -535,6 +566,25 @@ TEST(Record, a_filled_buffer_is_written_without_waiting_for_the_flush_period) {
   EXPECT_GE(t.size(), 2u * 65536u);
   EXPECT_LT(t.size(), 175000u);
   EXPECT_EQ(stats.damaged_chunks, 0u);
+}
+
+// A writer process outlives the program: after SIGKILL it writes what was still in the buffers,
+// also what no flush had taken yet (here the period is far beyond the test), and `record` waits
+// for it before it reads the trace.
+TEST(Record, a_killed_program_leaves_every_completed_event_to_its_writer_process) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  if (under_tsan) GTEST_SKIP() << "ThreadSanitizer builds write from a thread";
+  ScratchDir dir;
+  const std::string trace = dir.file("trace.alt");
+  const auto c = record_until_killed(dir, trace, {"100000", "80000"}, "600000", 300);
+  ASSERT_TRUE(c.count("pid"));
+  AltLoadStats stats;
+  const Trace t = read_alt(trace, &stats);
+  EXPECT_EQ(stats.damaged_chunks, 0u);
+  EXPECT_EQ(resolve(t).anomalies.total(), 0u);
+  const RunCounts in_run = count_in_runs(t, "work");
+  EXPECT_EQ(in_run.allocs, c.at("allocs"));
+  EXPECT_EQ(in_run.frees, c.at("frees"));
 }
 
 // Two threads allocate far faster than the writer encodes (glibc's per-thread cache serves
@@ -554,7 +604,8 @@ TEST(Record, a_writer_far_behind_writes_every_event_in_bounded_memory) {
   EXPECT_GE(c.allocs, under_tsan ? 400000u : 3000000u);
   EXPECT_NE(run.recorded.output.find("0 dropped"), std::string::npos) << run.recorded.output;
   if (under_tsan) return;  // its shadow memory says nothing about the tracer's
-  // The largest of this process's waited-for descendants: the traced program.
+  // The largest of this process's waited-for descendants: the traced program, or its writer
+  // process (which maps the buffers it reads, so they count in both).
   rusage usage{};
   ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &usage), 0);
   EXPECT_LT(usage.ru_maxrss, 350L * 1024) << "peak RSS in KiB of the traced program";

@@ -183,6 +183,11 @@ void list_untraced_fork(int pid) {
   append_to_list(line.add("untraced-fork ").add(static_cast<unsigned long>(pid)).finish());
 }
 
+void list_writer_process(int pid) {
+  ListLine line;
+  append_to_list(line.add("writer ").add(static_cast<unsigned long>(pid)).finish());
+}
+
 void list_incomplete(const std::string& path, const std::string& why) {
   std::string line = "incomplete " + path + "\t" + why;
   for (char& c : line)

@@ -9,7 +9,8 @@
 //   ALLOCLAB_FILE_LIST    a file `record` created: each traced image appends its trace's name
 //                         ("trace PATH"), and "incomplete PATH<TAB>WHY" when it stopped writing;
 //                         an image left untraced says so ("untraced-exec PID EXE",
-//                         "untraced-fork PID"), so that `record` can point to the flag
+//                         "untraced-fork PID"), so that `record` can point to the flag; a
+//                         writer process lists itself ("writer PID"): `record` waits for it
 #include <signal.h>
 
 #include <string>
@@ -45,6 +46,7 @@ void list_incomplete(const std::string& path, const std::string& why);
 // Neither allocates (a fork child, an image whose C runtime is not up yet).
 void list_untraced_exec(int pid);
 void list_untraced_fork(int pid);
+void list_writer_process(int pid);
 
 // Finds the real exec functions; called once, where dlsym may allocate.
 void resolve_exec_functions();

@@ -21,7 +21,7 @@
 
 namespace alloclab::preload {
 
-constinit Globals g;
+constinit Shared g_shared;
 #ifdef ALLOCLAB_TSAN_BUILD
 // ThreadSanitizer's runtime allocates in a new thread before that thread may run instrumented
 // code: every thread starts guarded, and is let go once it reaches its start routine (hooks.cpp).
@@ -59,14 +59,8 @@ bool wait_for_room() {
   return false;
 }
 
-// Buffers the writer emptied, ready for reuse: a thread takes one with an exchange, so no two
-// threads can get the same buffer (no ABA as a lock-free list would have). Reusing them spares
-// the program the page faults of fresh mappings.
-inline constexpr int spare_slots = 16;
-std::atomic<Buffer*> g_spares[spare_slots];
-
 Buffer* take_spare() {
-  for (std::atomic<Buffer*>& slot : g_spares)
+  for (std::atomic<Buffer*>& slot : g_shared.spares)
     if (slot.load(std::memory_order_relaxed))
       if (Buffer* b = slot.exchange(nullptr, std::memory_order_acquire)) return b;
   return nullptr;
@@ -85,6 +79,43 @@ void note_recording_thread(std::uint64_t tid) {
   expect_many_threads();
 }
 
+Buffer* pool_buffer(std::uint32_t index) {
+  return reinterpret_cast<Buffer*>(g_shared.pool.base + index * g_shared.pool.slot_bytes);
+}
+
+// A buffer of zeros: from the pool when there is one (a lock-free stack of free buffers, then
+// the slots never used yet), else a mapping of its own.
+Buffer* map_buffer() {
+  BufferPool& pool = g_shared.pool;
+  if (!pool.base) return static_cast<Buffer*>(raw_map(buffer_bytes()));
+  std::uint64_t head = pool.free_list.load(std::memory_order_acquire);
+  while (const std::uint32_t first = static_cast<std::uint32_t>(head)) {
+    Buffer* b = pool_buffer(first - 1);
+    // Read before the exchange: a stale value fails it, as the count in the top half changed.
+    const std::uint64_t next = std::atomic_ref<std::uint32_t>(b->pool_next).load();
+    if (pool.free_list.compare_exchange_weak(head, next | ((head >> 32) + 1) << 32,
+                                             std::memory_order_acquire))
+      return b;
+  }
+  const std::uint32_t unused = pool.next_unused.fetch_add(1, std::memory_order_relaxed);
+  return unused < pool.slots ? pool_buffer(unused) : nullptr;
+}
+
+// Gives a buffer's memory back: to the pool, its pages freed (MADV_REMOVE frees a shared
+// mapping's pages for every process that maps it), or unmapped.
+void unmap_buffer(Buffer* b) {
+  BufferPool& pool = g_shared.pool;
+  if (!pool.base) return raw_unmap(b, buffer_bytes());
+  kernel_call(SYS_madvise, b, pool.slot_bytes, MADV_REMOVE);
+  const auto index =
+      static_cast<std::uint32_t>((reinterpret_cast<char*>(b) - pool.base) / pool.slot_bytes);
+  std::uint64_t head = pool.free_list.load(std::memory_order_relaxed);
+  do {
+    std::atomic_ref<std::uint32_t>(b->pool_next).store(static_cast<std::uint32_t>(head));
+  } while (!pool.free_list.compare_exchange_weak(head, (index + 1) | ((head >> 32) + 1) << 32,
+                                                 std::memory_order_release));
+}
+
 // Replaces `full` (or nothing) by a fresh buffer; returns the thread's current buffer.
 Buffer* acquire_buffer(Buffer* full) {
   if (full) {
@@ -95,7 +126,7 @@ Buffer* acquire_buffer(Buffer* full) {
   }
   Buffer* fresh = take_spare();
   if (!fresh) {
-    fresh = static_cast<Buffer*>(raw_map(buffer_bytes()));
+    fresh = map_buffer();
     if (!fresh) return nullptr;
   }
   if (t_tid == 0) t_tid = static_cast<std::uint64_t>(kernel_call(SYS_gettid));
@@ -141,13 +172,70 @@ void recycle_buffer(Buffer* b) {
   b->thread = 0;
   b->next_new = nullptr;
   b->next_owned = nullptr;
-  for (std::atomic<Buffer*>& slot : g_spares) {
+  for (std::atomic<Buffer*>& slot : g_shared.spares) {
     Buffer* expected = nullptr;
     if (slot.compare_exchange_strong(expected, b, std::memory_order_release,
                                      std::memory_order_relaxed))
       return;
   }
-  raw_unmap(b, buffer_bytes());
+  unmap_buffer(b);
+}
+
+namespace {
+
+// Puts a mapping with g_shared's contents in its place: the copy is made while nothing else
+// writes there (before tracing starts; in a fork child, before it records anything).
+bool replace_shared_pages(int sharing) {
+  void* copy = reinterpret_cast<void*>(kernel_call(
+      SYS_mmap, nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, sharing | MAP_ANONYMOUS, -1, 0));
+  if (copy == MAP_FAILED) return false;
+  std::memcpy(copy, static_cast<void*>(&g_shared), sizeof(Shared));
+  const long moved = kernel_call(SYS_mremap, copy, sizeof(Shared), sizeof(Shared),
+                                 MREMAP_MAYMOVE | MREMAP_FIXED, &g_shared);
+  if (moved == -1) {
+    kernel_call(SYS_munmap, copy, sizeof(Shared));
+    return false;
+  }
+  return true;
+}
+
+// Enough for a writer far behind (max_buffers full ones) and thousands of threads with one
+// each; address space only until used (MAP_NORESERVE), so a smaller pool is tried where the
+// address space is limited.
+constexpr std::uint32_t pool_slot_counts[] = {4096, 1024, 256};
+
+}  // namespace
+
+bool share_state() {
+  return replace_shared_pages(MAP_SHARED);
+}
+
+void unshare_state() {
+  replace_shared_pages(MAP_PRIVATE);
+}
+
+bool reserve_buffer_pool() {
+  const std::size_t slot_bytes = (buffer_bytes() + 4095) & ~std::size_t{4095};
+  for (const std::uint32_t slots : pool_slot_counts) {
+    const long p = kernel_call(SYS_mmap, nullptr, slot_bytes * slots, PROT_READ | PROT_WRITE,
+                               MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == -1) continue;
+    BufferPool& pool = g_shared.pool;
+    pool.slot_bytes = slot_bytes;
+    pool.slots = slots;
+    pool.next_unused.store(0);
+    pool.free_list.store(0);
+    pool.base = reinterpret_cast<char*>(p);
+    return true;
+  }
+  return false;
+}
+
+void forget_buffer_pool() {
+  BufferPool& pool = g_shared.pool;
+  if (!pool.base) return;
+  kernel_call(SYS_munmap, pool.base, pool.slot_bytes * pool.slots);
+  pool.base = nullptr;
 }
 
 void forget_thread_buffer() {
@@ -155,6 +243,10 @@ void forget_thread_buffer() {
   t_tid = 0;  // a new process: a new thread id
   g.first_thread.store(0);
   g.many_threads.store(false);
+}
+
+void leave_thread_buffer() {
+  t_buffer.store(nullptr);
 }
 
 void init_thread_key() {

@@ -79,11 +79,13 @@ struct Buffer {
   // Set before `abandoned` when its thread moved on because it was full: it counts in
   // Globals::full_buffers until the writer has emptied it.
   bool handed_over_full;
-  std::uint32_t consumed;  // writer only: slots below this were collected
-  std::uint64_t thread;    // kernel thread id of the owner
-  Buffer* next_new;        // registration list (lock-free push)
-  Buffer* next_owned;      // writer's own list
-  Record records[buffer_records];
+  std::uint32_t consumed;   // writer only: slots below this were collected
+  std::uint64_t thread;     // kernel thread id of the owner
+  Buffer* next_new;         // registration list (lock-free push)
+  Buffer* next_owned;       // writer's own list
+  std::uint32_t pool_next;  // BufferPool's free list: the next free buffer's index + 1
+  // Two records to a cache line, as Record says: the header has a line of its own.
+  alignas(64) Record records[buffer_records];
 };
 
 // Labels of markers live in a ring so records stay small; a slot carries the sequence number
@@ -129,7 +131,48 @@ struct Globals {
   int pid = 0;
   LabelSlot labels[label_slots];
 };
-extern Globals g;
+
+// The writer's side of the handshakes: flush requests, naps and wakes (futex words), its stop.
+struct WriterControl {
+  std::atomic<bool> running{false};
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> flush_requests{0};
+  std::atomic<std::uint64_t> flush_done{0};
+  std::atomic<std::uint32_t> wake{0};     // the writer naps on it between flushes
+  std::atomic<std::uint32_t> flushes{0};  // flushes done: a thread waiting for one naps on it
+  // A writer process (writer.cpp): how its start went, and its pid.
+  std::atomic<std::uint32_t> process_state{0};
+  std::atomic<int> process_pid{0};
+};
+
+// Buffers for a writer process: one shared mapping reserved up front, for buffers mapped later
+// would be the program's alone. Threads take buffers from it and the writer gives them back.
+struct BufferPool {
+  char* base = nullptr;  // nullptr: no pool, each buffer is a mapping of its own
+  std::size_t slot_bytes = 0;
+  std::uint32_t slots = 0;
+  std::atomic<std::uint32_t> next_unused{0};
+  // Index + 1 of the first free buffer (0: none) | a count of changes << 32, so that a buffer
+  // taken and given back between a reader's load and its exchange fails the exchange.
+  std::atomic<std::uint64_t> free_list{0};
+};
+
+inline constexpr int spare_slots = 16;
+
+// What the program's threads and the writer both use. A writer process shares these pages with
+// the program: they are remapped shared before it is forked (writer.cpp), so the object has
+// pages of its own.
+struct alignas(4096) Shared {
+  Globals globals;
+  // Buffers the writer emptied, ready for reuse: a thread takes one with an exchange, so no two
+  // threads can get the same buffer (no ABA as a lock-free list would have). Reusing them spares
+  // the program the page faults of fresh mappings.
+  std::atomic<Buffer*> spares[spare_slots] = {};
+  WriterControl writer;
+  BufferPool pool;
+};
+extern constinit Shared g_shared;
+inline constexpr Globals& g = g_shared.globals;
 
 // Recursion guard: while non-zero, allocations on this thread are passed through unrecorded
 // (the tracer's own work, and the writer thread always).
@@ -197,6 +240,9 @@ void thread_exit_handover();
 // In a forked child: this thread's buffer belongs to the parent's trace; start a new one. The
 // child has this one thread.
 void forget_thread_buffer();
+// In a writer process: the buffer of the thread that forked it is the program's, which goes on
+// using it.
+void leave_thread_buffer();
 // Before the program starts a thread: sequence numbers are taken with a lock from now on.
 inline void expect_many_threads() {
   g.many_threads.store(true, std::memory_order_seq_cst);
@@ -208,6 +254,15 @@ void recycle_buffer(Buffer* b);
 
 void* raw_map(std::size_t bytes);
 void raw_unmap(void* p, std::size_t bytes);
+
+// g_shared's pages become a shared mapping (before a writer process is forked), or again the
+// process's own (in a fork child, whose copy must not write into its parent's).
+bool share_state();
+void unshare_state();
+// Reserves the shared pool that a writer process needs (false: none could be mapped); a fork
+// child lets go of its parent's.
+bool reserve_buffer_pool();
+void forget_buffer_pool();
 
 }  // namespace alloclab::preload
 

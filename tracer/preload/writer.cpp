@@ -8,10 +8,14 @@
 // request of a thread that received a fatal signal, before that signal kills the process.
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -102,11 +106,26 @@ char g_stop_reason[256];  // why writing stopped, when g_write_failed
 Image g_image = Image::root;
 
 pthread_t g_writer_thread;
-std::atomic<bool> g_writer_running{false};
-std::atomic<bool> g_writer_stop{false};
-std::atomic<std::uint64_t> g_flush_requests{0};
-std::atomic<std::uint64_t> g_flush_done{0};
+// In g_shared: a writer process sees the program's requests there, and the program its flushes.
+constexpr std::atomic<bool>& g_writer_running = g_shared.writer.running;
+constexpr std::atomic<bool>& g_writer_stop = g_shared.writer.stop;
+constexpr std::atomic<std::uint64_t>& g_flush_requests = g_shared.writer.flush_requests;
+constexpr std::atomic<std::uint64_t>& g_flush_done = g_shared.writer.flush_done;
 thread_local bool t_is_writer __attribute__((tls_model("initial-exec"))) = false;
+
+// The writer runs as a process of its own where it can, not as a thread of the program: a
+// second thread turns on glibc's arena locks in the program for good, and each lock then waits
+// for the program's pending stores, which the writer's memory traffic on the other core slows.
+// The same writer work costs malloc_churn's main thread 1.27x as a thread against 1.13x as a
+// process (bench/tracer_overhead, the minimal tracer's collector rows). The process is a fork
+// of the program at the tracer's start, with the recorder's state (g_shared) and the buffer pool
+// shared; it is the program's grandchild, so that the program's wait() never sees it, and it
+// watches the program through a pidfd. With --stacks (frames are named with dladdr, which
+// must see the program's libraries as they are now), under ThreadSanitizer, with
+// ALLOCLAB_WRITER=thread, or where the process cannot start, the writer is a thread.
+enum : std::uint32_t { process_starting, process_ready, process_failed, process_finished };
+bool g_process_writer = false;  // this image's writer is a process
+int g_program_pidfd = -1;       // in the writer process: the program's, readable once it ended
 
 // What descriptor 2 was when tracing started. A program may close its stderr and open a file
 // of its own that takes number 2: the tracer's messages must not land in that file.
@@ -147,18 +166,26 @@ void sleep_ms(long ms) {
 // g_flushes: each is woken the moment there is something to do instead of at its next nap's end
 // (which cost a short program ~10 ms at exit: a request, the flush, the writer's stop). A futex:
 // a system call, safe in a signal handler and in a fork child, with no lock to inherit.
-std::atomic<std::uint32_t> g_writer_wake{0};
-std::atomic<std::uint32_t> g_flushes{0};  // flushes done
+// Not private futexes: with a writer process the words are in memory shared between processes.
+constexpr std::atomic<std::uint32_t>& g_writer_wake = g_shared.writer.wake;
+constexpr std::atomic<std::uint32_t>& g_flushes = g_shared.writer.flushes;
 
 // Returns at once when `word` no longer holds `seen`, else within `ms` or when woken.
 void nap_on(std::atomic<std::uint32_t>& word, std::uint32_t seen, long ms) {
   const timespec timeout{ms / 1000, (ms % 1000) * 1'000'000};
-  kernel_call(SYS_futex, &word, FUTEX_WAIT_PRIVATE, seen, &timeout);
+  kernel_call(SYS_futex, &word, FUTEX_WAIT, seen, &timeout);
 }
 
 void wake_all(std::atomic<std::uint32_t>& word) {
   word.fetch_add(1);
-  kernel_call(SYS_futex, &word, FUTEX_WAKE_PRIVATE, INT_MAX);
+  kernel_call(SYS_futex, &word, FUTEX_WAKE, INT_MAX);
+}
+
+// In the writer process: whether the program has ended (its pidfd is readable then).
+bool program_ended() {
+  if (g_program_pidfd < 0) return false;
+  pollfd program{g_program_pidfd, POLLIN, 0};
+  return poll(&program, 1, 0) > 0;
 }
 
 // Slots a flush gave up on, until they complete: no flush waits for them again, and whichever
@@ -511,7 +538,8 @@ void flush(bool bounded) {
 // thread group's leader then stays a zombie, counted in num_threads) and every other thread of
 // the program has ended. glibc ends the process with exit(0) when its last thread ends; the
 // writer is one of its threads, so a program that ends that way ran on forever.
-bool only_the_writer_is_left() {
+// This process's state letter and thread count, from /proc/self/stat; false when unreadable.
+bool own_state_and_threads(char& state, long& threads) {
   char text[1024];
   const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
@@ -524,13 +552,25 @@ bool only_the_writer_is_left() {
   const char* p = std::strrchr(text, ')');
   if (!p || p[1] != ' ') return false;
   p += 2;
-  if (*p != 'Z') return false;
+  state = *p;
   for (int field = 0; field < 17; ++field) {
     p = std::strchr(p, ' ');
     if (!p) return false;
     ++p;
   }
-  return std::strtol(p, nullptr, 10) == 2;
+  threads = std::strtol(p, nullptr, 10);
+  return true;
+}
+
+bool only_the_writer_is_left() {
+  char state = 0;
+  long threads = 0;
+  return own_state_and_threads(state, threads) && state == 'Z' && threads == 2;
+}
+
+// Until the writer is asked to stop, or (a writer process) the program has ended.
+bool writer_goes_on() {
+  return !g_writer_stop.load() && !program_ended();
 }
 
 void* writer_main(void*) {
@@ -538,11 +578,11 @@ void* writer_main(void*) {
   ++t_guard;  // the writer's own allocations are never recorded
   std::uint64_t filled_seen = 0;
   std::uint64_t last_look_ns = 0;
-  while (!g_writer_stop.load()) {
+  while (writer_goes_on()) {
     for (std::uint64_t i = 0; i < g_period_steps; ++i) {
       // Read before the checks: a wake after them changes it, and the nap returns at once.
       const std::uint32_t seen = g_writer_wake.load();
-      if (g_writer_stop.load()) break;
+      if (!writer_goes_on()) break;
       if (g_flush_requests.load() > g_flush_done.load()) break;
       if (g.buffers_filled.load(std::memory_order_relaxed) != filled_seen) break;
       nap_on(g_writer_wake, seen, 5);
@@ -553,7 +593,7 @@ void* writer_main(void*) {
     g_flush_done.store(requested);
     wake_all(g_flushes);
     const std::uint64_t now = monotonic_ns();
-    if (now - last_look_ns >= 50'000'000) {
+    if (!g_process_writer && now - last_look_ns >= 50'000'000) {
       last_look_ns = now;
       // As glibc would have: exit handlers, then the final flush (the destructor, on this
       // thread: it cannot join itself and goes on to flush).
@@ -619,6 +659,177 @@ std::string read_command_line() {
   return text;
 }
 
+// The last flush, and the file closed: by the program's destructor with a writer thread, by the
+// writer process once the program asked it to stop or has ended.
+void finish_trace() {
+  FileSizeSignalBlock block;
+  pthread_mutex_lock(&g_flush_lock);
+  flush_locked(true);
+  if (g_writer && !g_write_failed) {
+    try {
+      g_writer->close();
+    } catch (const std::exception&) {
+    }
+  }
+  if (g_write_failed) {
+    say("alloclab: the trace ");
+    say(g_path);
+    say(" is incomplete: ");
+    say(g_stop_reason);
+    say("\n");
+  }
+  if (g_overdue && !g_overdue->empty()) {
+    const std::size_t missing = g_overdue->size();
+    const std::string text =
+        "alloclab: " + std::to_string(missing) +
+        (missing == 1 ? " event still in progress at exit was"
+                      : " events still in progress at exit were") +
+        " left out of the trace (a thread stopped inside an allocation call)\n";
+    say(text.c_str());
+  }
+  g.final_flush_done.store(true);
+  pthread_mutex_unlock(&g_flush_lock);
+}
+
+#ifndef ALLOCLAB_TSAN_BUILD
+bool g_state_shared = false;  // g_shared's pages are shared with a writer process (to be)
+
+void set_process_state(std::uint32_t state) {
+  g_shared.writer.process_state.store(state);
+  kernel_call(SYS_futex, &g_shared.writer.process_state, FUTEX_WAKE, INT_MAX);
+}
+
+// Waits until the writer process leaves `from`, at most `ms` milliseconds; returns the state.
+std::uint32_t wait_for_process_state(std::uint32_t from, long ms) {
+  std::atomic<std::uint32_t>& state = g_shared.writer.process_state;
+  for (long waited = 0; state.load() == from && waited < ms; waited += 10) nap_on(state, from, 10);
+  return state.load();
+}
+
+bool wants_writer_process() {
+  const char* choice = env_value("ALLOCLAB_WRITER");
+  return g_stack_depth == 0 && !(choice && std::strcmp(choice, "thread") == 0);
+}
+
+// Before anything is recorded: the state and the buffers must be where a fork can share them.
+void prepare_writer_process() {
+  g_state_shared = wants_writer_process() && share_state();
+  if (g_state_shared) reserve_buffer_pool();
+}
+
+[[noreturn]] void writer_process_main() {
+  sigset_t all;
+  sigfillset(&all);
+  sigprocmask(SIG_SETMASK, &all, nullptr);  // the program's signals (^C too) are not for it
+  leave_thread_buffer();                    // the forking thread's, which the program goes on with
+  prctl(PR_SET_NAME, "alloclab-writer");
+  g_process_writer = true;
+  g_program_pidfd = static_cast<int>(kernel_call(SYS_pidfd_open, g.pid, 0));
+  if (g_program_pidfd < 0) {
+    set_process_state(process_failed);
+    _exit(0);
+  }
+  g_shared.writer.process_pid.store(getpid());
+  list_writer_process(getpid());
+  set_process_state(process_ready);
+  writer_main(nullptr);
+  finish_trace();
+  set_process_state(process_finished);
+  _exit(0);
+}
+
+// Forks the writer process (through a child that exits at once: the writer is then nobody's
+// child in the program, reparented to `record`, which waits for it, or to init). The child's
+// SIGCHLD is taken off again unless one was pending already. glibc's _Fork: no atfork handlers,
+// the program's or ours, run for these forks. Runs where the program has one thread (the
+// library constructor, a fork child), so no lock of the C library is held by another.
+bool start_writer_process() {
+  // A fork copies only the forking thread: another one could hold a lock of the C library that
+  // the writer would then wait for forever.
+  char state = 0;
+  long threads = 0;
+  if (!g_shared.pool.base || !own_state_and_threads(state, threads) || threads != 1) return false;
+  g_shared.writer.process_state.store(process_starting);
+  sigset_t child_signal, old, pending;
+  sigemptyset(&child_signal);
+  sigaddset(&child_signal, SIGCHLD);
+  pthread_sigmask(SIG_BLOCK, &child_signal, &old);
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGCHLD) == 1;
+  const pid_t middle = _Fork();
+  if (middle == 0) {
+    const pid_t writer = _Fork();
+    if (writer == 0) writer_process_main();
+    _exit(writer > 0 ? 0 : 1);
+  }
+  int status = 0;
+  if (middle > 0) {
+    pid_t waited;
+    do waited = waitpid(middle, &status, __WALL);
+    while (waited < 0 && errno == EINTR);
+    if (waited < 0) status = 0;  // SIGCHLD ignored: reaped by the kernel; the handshake tells
+  }
+  if (middle > 0 && !was_pending) {
+    const timespec now{};
+    sigtimedwait(&child_signal, nullptr, &now);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (middle < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return false;
+  if (wait_for_process_state(process_starting, 5000) != process_ready) return false;
+  g_process_writer = true;
+  g_writer_running.store(true);
+  // The writer process has the file: the program's copy of the descriptor goes.
+  if (g_writer) g_writer->close();
+  return true;
+}
+
+// In a fork child: the parent's shared state and pool are not the child's to write to.
+void leave_parent_writer_process() {
+  g_process_writer = false;
+  if (!g_state_shared) return;
+  unshare_state();
+  g_state_shared = false;
+  leave_thread_buffer();  // in the parent's pool, which goes: not even its exit may touch it
+  for (std::atomic<Buffer*>& spare : g_shared.spares) spare.store(nullptr);
+  forget_buffer_pool();
+  g_shared.writer.process_state.store(process_starting);
+  g_shared.writer.process_pid.store(0);
+}
+
+// The program's end with a writer process: it writes the rest and closes the file; the program
+// waits for that, so the file is complete when the program has exited.
+void stop_writer_process() {
+  const int writer =
+      static_cast<int>(kernel_call(SYS_pidfd_open, g_shared.writer.process_pid.load(), 0));
+  g_writer_stop.store(true);
+  wake_writer();
+  if (writer < 0) {  // gone already: waiting would not bring it back
+    if (g_shared.writer.process_state.load() != process_finished)
+      say("alloclab: the writer process ended before it finished the trace\n");
+    g_writer_running.store(false);
+    return;
+  }
+  // At most a minute (a writer far behind encodes ~30M events a second); sooner when it died.
+  for (int waited = 0; waited < 60000; waited += 10) {
+    if (wait_for_process_state(process_ready, 10) == process_finished) break;
+    pollfd gone{writer, POLLIN, 0};
+    if (poll(&gone, 1, 0) > 0) {
+      say("alloclab: the writer process ended before it finished the trace\n");
+      break;
+    }
+  }
+  ::close(writer);
+  g_writer_running.store(false);
+}
+#else
+void prepare_writer_process() {}
+bool start_writer_process() {
+  return false;
+}
+void leave_parent_writer_process() {}
+void stop_writer_process() {}
+#endif
+
 void start_writer_thread() {
   sigset_t all, old;
   sigfillset(&all);
@@ -629,6 +840,10 @@ void start_writer_thread() {
   else
     say("alloclab: cannot start the writer thread: not tracing\n");
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+void start_writer() {
+  if (!start_writer_process()) start_writer_thread();
 }
 
 std::uint64_t parse_u64(const char* text) {
@@ -687,6 +902,7 @@ bool open_trace() {
 void fork_child() {
   // Also when the parent could not write any more: the child has a file of its own.
   const bool was_tracing = g_writer_running.load() && g.pid == getppid();
+  leave_parent_writer_process();
   pthread_mutex_init(&g_flush_lock, nullptr);
   g_writer_running.store(false);
   g_writer_stop.store(false);
@@ -714,11 +930,12 @@ void fork_child() {
   g_batch = nullptr;
   g_interner = nullptr;
   g_write_failed = false;
-  g.state.store(static_cast<int>(State::enabled));
   g.pid = getpid();
+  prepare_writer_process();
+  g.state.store(static_cast<int>(State::enabled));
   g_image = Image::forked;
   remember_stderr();
-  if (open_trace()) start_writer_thread();
+  if (open_trace()) start_writer();
 }
 
 // Runs once the C runtime is fully up (library constructor): the file, the thread, the hooks.
@@ -735,7 +952,7 @@ void start_tracing() {
   // quick_exit runs neither atexit handlers nor destructors, and ends with glibc's own _exit,
   // which is not interposed: registered first, this runs after the program's handlers.
   at_quick_exit(flush_before_image_ends);
-  start_writer_thread();
+  start_writer();
 }
 
 }  // namespace
@@ -757,6 +974,7 @@ void initialize() {
   // Secure execution (setuid, setgid, capabilities): a tracer has no business there.
   const bool traced = decision.traced && getauxval(AT_SECURE) == 0;
   if (decision.image == Image::execed && !decision.traced) list_untraced_exec(g.pid);
+  if (traced) prepare_writer_process();
   g.state.store(static_cast<int>(traced ? State::enabled : State::disabled),
                 std::memory_order_release);
 }
@@ -795,6 +1013,15 @@ __attribute__((constructor)) static void alloclab_preload_constructor() {
 __attribute__((destructor(101))) static void alloclab_preload_destructor() {
   if (g.pid != getpid() || !g_writer_running.load()) return;
   ++t_guard;
+  if (g_process_writer) {
+    if (const std::uint64_t dropped = g.dropped.load()) {
+      const std::string label = "alloclab:dropped=" + std::to_string(dropped);
+      record_marker(static_cast<std::uint8_t>(alloclab::Op::mark), label.c_str());
+    }
+    stop_writer_process();
+    --t_guard;
+    return;
+  }
   g_writer_stop.store(true);
   wake_writer();
   // Here on the writer thread itself when it ended the process (only_the_writer_is_left).
@@ -804,33 +1031,7 @@ __attribute__((destructor(101))) static void alloclab_preload_destructor() {
     const std::string label = "alloclab:dropped=" + std::to_string(dropped);
     record_marker(static_cast<std::uint8_t>(alloclab::Op::mark), label.c_str());
   }
-  FileSizeSignalBlock block;
-  pthread_mutex_lock(&g_flush_lock);
-  flush_locked(true);
-  if (g_writer && !g_write_failed) {
-    try {
-      g_writer->close();
-    } catch (const std::exception&) {
-    }
-  }
-  if (g_write_failed) {
-    say("alloclab: the trace ");
-    say(g_path);
-    say(" is incomplete: ");
-    say(g_stop_reason);
-    say("\n");
-  }
-  if (g_overdue && !g_overdue->empty()) {
-    const std::size_t missing = g_overdue->size();
-    const std::string text =
-        "alloclab: " + std::to_string(missing) +
-        (missing == 1 ? " event still in progress at exit was"
-                      : " events still in progress at exit were") +
-        " left out of the trace (a thread stopped inside an allocation call)\n";
-    say(text.c_str());
-  }
-  g.final_flush_done.store(true);
-  pthread_mutex_unlock(&g_flush_lock);
+  finish_trace();
   --t_guard;
 }
 

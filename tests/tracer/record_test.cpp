@@ -294,6 +294,7 @@ TEST(Record, the_writer_is_neither_a_thread_of_the_program_nor_a_child_it_waits_
 // Where a writer process cannot be used, or is not wanted, the writer is a thread.
 TEST(Record, with_stacks_or_when_asked_for_the_writer_is_a_thread) {
   ALLOCLAB_SKIP_UNDER_ASAN();
+  if (under_tsan) GTEST_SKIP() << "a ThreadSanitizer build's tracer runs in its own programs only";
   ScratchDir dir;
   const std::string status = "/bin/sh -c 'grep Threads: /proc/$$/status'";
   const Recorded asked = record(dir.file("a.alt"), status, "ALLOCLAB_WRITER=thread");

@@ -306,6 +306,19 @@ TEST(Record, with_stacks_or_when_asked_for_the_writer_is_a_thread) {
   EXPECT_NE(stacks.output.find("Threads:\t2\n"), std::string::npos) << stacks.output;
 }
 
+// A fork copies only the forking thread: with a second thread already running as the tracer
+// starts (here one that a preloaded library's constructor started), the writer is a thread.
+TEST(Record, a_program_with_a_second_thread_at_the_start_gets_a_writer_thread) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  if (under_tsan) GTEST_SKIP() << "a ThreadSanitizer build's tracer runs in its own programs only";
+  ScratchDir dir;
+  const Recorded r = record(dir.file("t.alt"), "/bin/sh -c 'grep Threads: /proc/$$/status'",
+                            std::string("timeout 60 env LD_PRELOAD=") + THREAD_AT_START_LIBRARY);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("Threads:\t3\n"), std::string::npos) << r.output;
+  EXPECT_GT(read_alt(dir.file("t.alt")).size(), 10u);
+}
+
 TEST(Record, refuses_to_overwrite_an_existing_trace) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -599,6 +600,74 @@ TEST(Record, a_killed_program_leaves_every_completed_event_to_its_writer_process
   const RunCounts in_run = count_in_runs(t, "work");
   EXPECT_EQ(in_run.allocs, c.at("allocs"));
   EXPECT_EQ(in_run.frees, c.at("frees"));
+}
+
+// The process whose parent is `parent` and whose name is `name`, or 0.
+pid_t child_named(pid_t parent, const std::string& name) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string number = entry.path().filename().string();
+    if (number.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto open = text.find('('), close = text.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close + 4 > text.size())
+      continue;
+    long ppid = 0;
+    if (std::sscanf(text.c_str() + close + 4, "%ld", &ppid) != 1 || ppid != parent) continue;
+    if (text.substr(open + 1, close - open - 1) == name)
+      return static_cast<pid_t>(std::stol(text.substr(0, open)));
+  }
+  return 0;
+}
+
+// A writer process that someone kills must not hold the program up: tracing stops with a
+// message, the program runs on, and the trace keeps what was written. (Waiting for room in
+// buffers nobody empties any more, the program used to wait ~10 s at every buffer it filled.)
+TEST(Record, a_killed_writer_process_stops_tracing_but_not_the_program) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  if (under_tsan) GTEST_SKIP() << "ThreadSanitizer builds write from a thread";
+  ScratchDir dir;
+  const std::string trace = dir.file("t.alt");
+  const std::string counts = dir.file("c.txt");
+  const std::string output = dir.file("out.txt");
+  const pid_t recorder = ::fork();
+  if (recorder == 0) {
+    const int fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::execl(ALLOCLAB_CLI, ALLOCLAB_CLI, "record", "-o", trace.c_str(), "--", TORTURE_FLOOD,
+            counts.c_str(), "20000000", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // `record` is the writer's parent once the short-lived child between them has exited.
+  pid_t writer = 0;
+  for (int waited = 0; waited < 20000 && writer == 0; waited += 10) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    writer = child_named(recorder, "alloclab-writer");
+  }
+  EXPECT_NE(writer, 0) << "no writer process";
+  if (writer != 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ::kill(writer, SIGKILL);
+  }
+  int status = 0;
+  bool ended = false;
+  for (int waited = 0; waited < 120000 && !ended; waited += 20) {
+    ended = ::waitpid(recorder, &status, WNOHANG) == recorder;
+    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!ended) {
+    if (const pid_t program = child_named(recorder, "torture_flood")) ::kill(program, SIGKILL);
+    ::waitpid(recorder, &status, 0);
+  }
+  ASSERT_TRUE(ended) << "the program was still held up 2 minutes later";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  std::ifstream in(output);
+  const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(said.find("the writer process ended before the program"), std::string::npos) << said;
+  EXPECT_EQ(read_counts(counts).at("allocs"), 2u * 20000000u) << said;
+  AltLoadStats stats;
+  EXPECT_GT(read_alt(trace, &stats).size(), 0u);
 }
 
 // Two threads allocate far faster than the writer encodes (glibc's per-thread cache serves

@@ -18,5 +18,9 @@ bool request_flush_soon();
 // Has the writer thread look at the buffers now rather than at the end of its nap (a buffer
 // filled). A system call; safe anywhere, also in a signal handler.
 void wake_writer();
+// Whether the writer process has ended while the program runs on (someone killed it): then
+// tracing stops, once, with a message, and the program is not held up waiting for room. False
+// for a writer thread. Reads /proc; called while a thread waits for the writer.
+bool writer_was_lost();
 
 }  // namespace alloclab::preload

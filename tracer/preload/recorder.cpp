@@ -53,6 +53,7 @@ bool wait_for_room() {
   for (int i = 0; i < 10000; ++i) {  // at most ~10 s, then drop rather than hang
     if (g.final_flush_done.load(std::memory_order_relaxed)) return false;
     if (g.full_buffers.load(std::memory_order_relaxed) < g.max_buffers) return true;
+    if (i % 100 == 99 && writer_was_lost()) return false;
     const timespec pause{0, 1'000'000};
     nanosleep(&pause, nullptr);
   }

@@ -783,6 +783,40 @@ bool start_writer_process() {
   return true;
 }
 
+// Whether process `pid` has ended (gone, or a zombie that `record` reaps only after the
+// program): its /proc/PID/stat, read without allocating.
+bool process_has_ended(int pid) {
+  char path[32] = "/proc/";
+  std::size_t n = 6;
+  char digits[16];
+  std::size_t count = 0;
+  for (unsigned value = static_cast<unsigned>(pid); count == 0 || value != 0; value /= 10)
+    digits[count++] = static_cast<char>('0' + value % 10);
+  while (count > 0) path[n++] = digits[--count];
+  std::memcpy(path + n, "/stat", 6);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  char text[512];
+  const ssize_t length = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  if (length <= 0) return true;
+  text[length] = '\0';
+  const char* state = std::strrchr(text, ')');
+  return state && (state[2] == 'Z' || state[2] == 'X');
+}
+
+std::atomic<bool> g_writer_lost{false};
+
+// The program's side once its writer process is gone: nothing would empty the buffers any more.
+void stop_tracing_without_writer() {
+  if (g_writer_lost.exchange(true)) return;
+  g.state.store(static_cast<int>(State::disabled));
+  g.final_flush_done.store(true);  // threads waiting for room stop waiting
+  g_writer_running.store(false);
+  say("alloclab: the writer process ended before the program: tracing stopped; the trace holds "
+      "what it had written\n");
+}
+
 // In a fork child: the parent's shared state and pool are not the child's to write to.
 void leave_parent_writer_process() {
   g_process_writer = false;
@@ -804,8 +838,7 @@ void stop_writer_process() {
   g_writer_stop.store(true);
   wake_writer();
   if (writer < 0) {  // gone already: waiting would not bring it back
-    if (g_shared.writer.process_state.load() != process_finished)
-      say("alloclab: the writer process ended before it finished the trace\n");
+    if (g_shared.writer.process_state.load() != process_finished) stop_tracing_without_writer();
     g_writer_running.store(false);
     return;
   }
@@ -814,7 +847,7 @@ void stop_writer_process() {
     if (wait_for_process_state(process_ready, 10) == process_finished) break;
     pollfd gone{writer, POLLIN, 0};
     if (poll(&gone, 1, 0) > 0) {
-      say("alloclab: the writer process ended before it finished the trace\n");
+      if (g_shared.writer.process_state.load() != process_finished) stop_tracing_without_writer();
       break;
     }
   }
@@ -822,6 +855,10 @@ void stop_writer_process() {
   g_writer_running.store(false);
 }
 #else
+bool process_has_ended(int) {
+  return false;
+}
+void stop_tracing_without_writer() {}
 void prepare_writer_process() {}
 bool start_writer_process() {
   return false;
@@ -988,6 +1025,13 @@ bool request_flush_soon() {
 
 void wake_writer() {
   wake_all(g_writer_wake);
+}
+
+bool writer_was_lost() {
+  if (!g_process_writer || t_is_writer) return false;
+  if (!process_has_ended(g_shared.writer.process_pid.load())) return false;
+  stop_tracing_without_writer();
+  return true;
 }
 
 void flush_before_image_ends() {

@@ -323,8 +323,7 @@ TEST(RecordLifecycle, file_size_limit_stops_the_trace_but_not_the_program) {
 }
 
 TEST(RecordLifecycle, file_size_limit_stops_a_writer_process_but_not_the_program) {
-  ALLOCLAB_SKIP_UNDER_ASAN();
-  if (under_tsan) GTEST_SKIP() << "ThreadSanitizer builds write from a thread";
+  ALLOCLAB_SKIP_WITHOUT_A_WRITER_PROCESS();
   ScratchDir dir;
   const std::string trace = dir.file("t.alt");
   const std::string counts = dir.file("c.txt");

@@ -280,8 +280,7 @@ TEST(Record, exit_status_and_fatal_signal_pass_through) {
 // lock-free single-thread malloc), and a program that waits for all its children does not wait
 // for the writer.
 TEST(Record, the_writer_is_neither_a_thread_of_the_program_nor_a_child_it_waits_for) {
-  ALLOCLAB_SKIP_UNDER_ASAN();
-  if (under_tsan) GTEST_SKIP() << "ThreadSanitizer builds write from a thread";
+  ALLOCLAB_SKIP_WITHOUT_A_WRITER_PROCESS();
   ScratchDir dir;
   const std::string trace = dir.file("t.alt");
   const Recorded r = record(
@@ -295,7 +294,7 @@ TEST(Record, the_writer_is_neither_a_thread_of_the_program_nor_a_child_it_waits_
 // Where a writer process cannot be used, or is not wanted, the writer is a thread.
 TEST(Record, with_stacks_or_when_asked_for_the_writer_is_a_thread) {
   ALLOCLAB_SKIP_UNDER_ASAN();
-  if (under_tsan) GTEST_SKIP() << "a ThreadSanitizer build's tracer runs in its own programs only";
+  ALLOCLAB_SKIP_UNDER_TSAN("its tracer runs in its own programs only");
   ScratchDir dir;
   const std::string status = "/bin/sh -c 'grep Threads: /proc/$$/status'";
   const Recorded asked = record(dir.file("a.alt"), status, "ALLOCLAB_WRITER=thread");
@@ -311,7 +310,7 @@ TEST(Record, with_stacks_or_when_asked_for_the_writer_is_a_thread) {
 // starts (here one that a preloaded library's constructor started), the writer is a thread.
 TEST(Record, a_program_with_a_second_thread_at_the_start_gets_a_writer_thread) {
   ALLOCLAB_SKIP_UNDER_ASAN();
-  if (under_tsan) GTEST_SKIP() << "a ThreadSanitizer build's tracer runs in its own programs only";
+  ALLOCLAB_SKIP_UNDER_TSAN("its tracer runs in its own programs only");
   ScratchDir dir;
   const Recorded r = record(dir.file("t.alt"), "/bin/sh -c 'grep Threads: /proc/$$/status'",
                             std::string("timeout 60 env LD_PRELOAD=") + THREAD_AT_START_LIBRARY);
@@ -587,8 +586,7 @@ TEST(Record, a_filled_buffer_is_written_without_waiting_for_the_flush_period) {
 // also what no flush had taken yet (here the period is far beyond the test), and `record` waits
 // for it before it reads the trace.
 TEST(Record, a_killed_program_leaves_every_completed_event_to_its_writer_process) {
-  ALLOCLAB_SKIP_UNDER_ASAN();
-  if (under_tsan) GTEST_SKIP() << "ThreadSanitizer builds write from a thread";
+  ALLOCLAB_SKIP_WITHOUT_A_WRITER_PROCESS();
   ScratchDir dir;
   const std::string trace = dir.file("trace.alt");
   const auto c = record_until_killed(dir, trace, {"100000", "80000"}, "600000", 300);
@@ -624,8 +622,7 @@ pid_t child_named(pid_t parent, const std::string& name) {
 // message, the program runs on, and the trace keeps what was written. (Waiting for room in
 // buffers nobody empties any more, the program used to wait ~10 s at every buffer it filled.)
 TEST(Record, a_killed_writer_process_stops_tracing_but_not_the_program) {
-  ALLOCLAB_SKIP_UNDER_ASAN();
-  if (under_tsan) GTEST_SKIP() << "ThreadSanitizer builds write from a thread";
+  ALLOCLAB_SKIP_WITHOUT_A_WRITER_PROCESS();
   ScratchDir dir;
   const std::string trace = dir.file("t.alt");
   const std::string counts = dir.file("c.txt");

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "alloclab/trace/alt.hpp"
+#include "alloclab/trace/alt_stream_writer.hpp"
 #include "alloclab/trace/trace.hpp"
 
 namespace alloclab::test {
@@ -59,6 +61,26 @@ void with_file_size_limit(std::uint64_t bytes, F&& f) {
   f();
   setrlimit(RLIMIT_FSIZE, &saved);
   sigaction(SIGXFSZ, &previous, nullptr);
+}
+
+// Writes `trace` to a new stream file at `path` in chunks of 100 events, the second one while
+// the file may grow by 10 bytes only, as on a full disk. Returns whether that chunk failed
+// (std::system_error), as it must.
+inline bool write_with_the_second_chunk_failing(const std::string& path, const Trace& trace) {
+  AltWriteOptions options;
+  options.events_per_chunk = 100;
+  AltStreamWriter writer(path, nlohmann::json::object(), options);
+  writer.append_chunk(trace, 0, 100);
+  bool failed = false;
+  with_file_size_limit(writer.bytes_written() + 10, [&] {
+    try {
+      writer.append_chunk(trace, 100, 200);
+    } catch (const std::system_error&) {
+      failed = true;
+    }
+  });
+  writer.append_chunk(trace, 200, trace.size());
+  return failed;
 }
 
 inline Trace make_trace(const std::vector<Event>& events) {

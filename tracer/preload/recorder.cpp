@@ -235,6 +235,7 @@ bool reserve_buffer_pool() {
 void forget_buffer_pool() {
   BufferPool& pool = g_shared.pool;
   if (!pool.base) return;
+  for (std::atomic<Buffer*>& spare : g_shared.spares) spare.store(nullptr);  // the pool's
   kernel_call(SYS_munmap, pool.base, pool.slot_bytes * pool.slots);
   pool.base = nullptr;
 }

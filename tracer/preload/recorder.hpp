@@ -260,7 +260,7 @@ void raw_unmap(void* p, std::size_t bytes);
 bool share_state();
 void unshare_state();
 // Reserves the shared pool that a writer process needs (false: none could be mapped); a fork
-// child lets go of its parent's.
+// child lets go of its parent's, spares included.
 bool reserve_buffer_pool();
 void forget_buffer_pool();
 

@@ -534,14 +534,21 @@ void flush(bool bounded) {
   pthread_mutex_unlock(&g_flush_lock);
 }
 
-// Whether the writer is the last thread: the program's main thread left with pthread_exit (the
-// thread group's leader then stays a zombie, counted in num_threads) and every other thread of
-// the program has ended. glibc ends the process with exit(0) when its last thread ends; the
-// writer is one of its threads, so a program that ends that way ran on forever.
-// This process's state letter and thread count, from /proc/self/stat; false when unreadable.
-bool own_state_and_threads(char& state, long& threads) {
+// A process's state letter and thread count, from /proc/PID/stat (pid 0: this process); false
+// when there is no such process. Allocates nothing: it also runs while a thread waits for room.
+bool process_state_and_threads(int pid, char& state, long& threads) {
+  char path[32] = "/proc/self/stat";
+  if (pid != 0) {
+    char digits[16];
+    std::size_t count = 0;
+    for (unsigned value = static_cast<unsigned>(pid); count == 0 || value != 0; value /= 10)
+      digits[count++] = static_cast<char>('0' + value % 10);
+    std::size_t n = 6;  // after "/proc/"
+    while (count > 0) path[n++] = digits[--count];
+    std::memcpy(path + n, "/stat", 6);
+  }
   char text[1024];
-  const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   const ssize_t n = ::read(fd, text, sizeof text - 1);
   ::close(fd);
@@ -562,10 +569,22 @@ bool own_state_and_threads(char& state, long& threads) {
   return true;
 }
 
+// Whether the writer is the last thread: the program's main thread left with pthread_exit (the
+// thread group's leader then stays a zombie, counted in num_threads) and every other thread of
+// the program has ended. glibc ends the process with exit(0) when its last thread ends; the
+// writer is one of its threads, so a program that ends that way ran on forever.
 bool only_the_writer_is_left() {
   char state = 0;
   long threads = 0;
-  return own_state_and_threads(state, threads) && state == 'Z' && threads == 2;
+  return process_state_and_threads(0, state, threads) && state == 'Z' && threads == 2;
+}
+
+// Whether process `pid` has ended: gone, or a zombie (`record` reaps a writer process only
+// after the program).
+bool process_has_ended(int pid) {
+  char state = 0;
+  long threads = 0;
+  return !process_state_and_threads(pid, state, threads) || state == 'Z' || state == 'X';
 }
 
 // Until the writer is asked to stop, or (a writer process) the program has ended.
@@ -748,7 +767,8 @@ bool start_writer_process() {
   // the writer would then wait for forever.
   char state = 0;
   long threads = 0;
-  if (!g_shared.pool.base || !own_state_and_threads(state, threads) || threads != 1) return false;
+  if (!g_shared.pool.base || !process_state_and_threads(0, state, threads) || threads != 1)
+    return false;
   g_shared.writer.process_state.store(process_starting);
   sigset_t child_signal, old, pending;
   sigemptyset(&child_signal);
@@ -783,28 +803,6 @@ bool start_writer_process() {
   return true;
 }
 
-// Whether process `pid` has ended (gone, or a zombie that `record` reaps only after the
-// program): its /proc/PID/stat, read without allocating.
-bool process_has_ended(int pid) {
-  char path[32] = "/proc/";
-  std::size_t n = 6;
-  char digits[16];
-  std::size_t count = 0;
-  for (unsigned value = static_cast<unsigned>(pid); count == 0 || value != 0; value /= 10)
-    digits[count++] = static_cast<char>('0' + value % 10);
-  while (count > 0) path[n++] = digits[--count];
-  std::memcpy(path + n, "/stat", 6);
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return true;
-  char text[512];
-  const ssize_t length = ::read(fd, text, sizeof text - 1);
-  ::close(fd);
-  if (length <= 0) return true;
-  text[length] = '\0';
-  const char* state = std::strrchr(text, ')');
-  return state && (state[2] == 'Z' || state[2] == 'X');
-}
-
 std::atomic<bool> g_writer_lost{false};
 
 // The program's side once its writer process is gone: nothing would empty the buffers any more.
@@ -824,7 +822,6 @@ void leave_parent_writer_process() {
   unshare_state();
   g_state_shared = false;
   leave_thread_buffer();  // in the parent's pool, which goes: not even its exit may touch it
-  for (std::atomic<Buffer*>& spare : g_shared.spares) spare.store(nullptr);
   forget_buffer_pool();
   g_shared.writer.process_state.store(process_starting);
   g_shared.writer.process_pid.store(0);
@@ -833,31 +830,19 @@ void leave_parent_writer_process() {
 // The program's end with a writer process: it writes the rest and closes the file; the program
 // waits for that, so the file is complete when the program has exited.
 void stop_writer_process() {
-  const int writer =
-      static_cast<int>(kernel_call(SYS_pidfd_open, g_shared.writer.process_pid.load(), 0));
   g_writer_stop.store(true);
   wake_writer();
-  if (writer < 0) {  // gone already: waiting would not bring it back
-    if (g_shared.writer.process_state.load() != process_finished) stop_tracing_without_writer();
-    g_writer_running.store(false);
-    return;
-  }
   // At most a minute (a writer far behind encodes ~30M events a second); sooner when it died.
   for (int waited = 0; waited < 60000; waited += 10) {
     if (wait_for_process_state(process_ready, 10) == process_finished) break;
-    pollfd gone{writer, POLLIN, 0};
-    if (poll(&gone, 1, 0) > 0) {
+    if (process_has_ended(g_shared.writer.process_pid.load())) {
       if (g_shared.writer.process_state.load() != process_finished) stop_tracing_without_writer();
       break;
     }
   }
-  ::close(writer);
   g_writer_running.store(false);
 }
 #else
-bool process_has_ended(int) {
-  return false;
-}
 void stop_tracing_without_writer() {}
 void prepare_writer_process() {}
 bool start_writer_process() {
@@ -881,6 +866,15 @@ void start_writer_thread() {
 
 void start_writer() {
   if (!start_writer_process()) start_writer_thread();
+}
+
+// At the end, when some events could not be recorded (no buffer could be mapped): the trace
+// says how many.
+void record_dropped_marker() {
+  if (const std::uint64_t dropped = g.dropped.load()) {
+    const std::string label = "alloclab:dropped=" + std::to_string(dropped);
+    record_marker(static_cast<std::uint8_t>(alloclab::Op::mark), label.c_str());
+  }
 }
 
 std::uint64_t parse_u64(const char* text) {
@@ -1058,24 +1052,17 @@ __attribute__((destructor(101))) static void alloclab_preload_destructor() {
   if (g.pid != getpid() || !g_writer_running.load()) return;
   ++t_guard;
   if (g_process_writer) {
-    if (const std::uint64_t dropped = g.dropped.load()) {
-      const std::string label = "alloclab:dropped=" + std::to_string(dropped);
-      record_marker(static_cast<std::uint8_t>(alloclab::Op::mark), label.c_str());
-    }
+    record_dropped_marker();  // before the writer's last flush, which then takes it
     stop_writer_process();
-    --t_guard;
-    return;
+  } else {
+    g_writer_stop.store(true);
+    wake_writer();
+    // Here on the writer thread itself when it ended the process (only_the_writer_is_left).
+    if (!t_is_writer) pthread_join(g_writer_thread, nullptr);
+    g_writer_running.store(false);
+    record_dropped_marker();
+    finish_trace();
   }
-  g_writer_stop.store(true);
-  wake_writer();
-  // Here on the writer thread itself when it ended the process (only_the_writer_is_left).
-  if (!t_is_writer) pthread_join(g_writer_thread, nullptr);
-  g_writer_running.store(false);
-  if (const std::uint64_t dropped = g.dropped.load()) {
-    const std::string label = "alloclab:dropped=" + std::to_string(dropped);
-    record_marker(static_cast<std::uint8_t>(alloclab::Op::mark), label.c_str());
-  }
-  finish_trace();
   --t_guard;
 }
 

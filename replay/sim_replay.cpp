@@ -63,7 +63,7 @@ struct Totals {
 // deletion (as AddressMap in tracer/format).
 class LiveBlocks {
  public:
-  LiveBlocks() { rehash(16); }
+  LiveBlocks() { reset(16); }
 
   void put(std::uint32_t id, const Block& block) {
     if ((count_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);
@@ -100,7 +100,7 @@ class LiveBlocks {
       if (s.key != 0) all.emplace_back(static_cast<std::uint32_t>(s.key - 1), s.block);
     std::sort(all.begin(), all.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
-    rehash(16);
+    reset(16);
     return all;
   }
 
@@ -121,12 +121,17 @@ class LiveBlocks {
     slots_[i] = Slot{key, block};
   }
 
-  void rehash(std::size_t capacity) {
-    std::vector<Slot> old(capacity);
-    old.swap(slots_);
+  // Empty slots only: what the map held is dropped, never re-inserted into fewer slots.
+  void reset(std::size_t capacity) {
+    slots_.assign(capacity, Slot{});
     mask_ = capacity - 1;
     shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(capacity));
     count_ = 0;
+  }
+
+  void rehash(std::size_t capacity) {
+    std::vector<Slot> old = std::move(slots_);
+    reset(capacity);
     for (const Slot& s : old)
       if (s.key != 0) insert(s.key, s.block);
   }

@@ -2,8 +2,15 @@
 // memory, with timing adaptors. Nothing here asserts a duration: only structure and counts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "alloclab/interchange/formats.hpp"
 #include "alloclab/replay/report.hpp"
@@ -88,6 +95,72 @@ TEST(RealReplay, pytorch_counters_equal_simulation_on_the_bundled_traces) {
   for (const char* trace : {"tiny.csv", "cnn-inference.alt", "transformer-varlen.alt"}) {
     expect_counters_equal_sim("host-malloc", trace, {"pytorch"});
     expect_counters_equal_sim("host-mmap", trace, {"pytorch"});
+  }
+}
+
+// `live_at_end` allocations never freed, between as many allocated and freed again, of sizes
+// from 16 bytes to 64 KiB: the shape of a recording stopped while a program held its buffers.
+ResolvedTrace trace_with_leaks(std::size_t live_at_end) {
+  Trace trace;
+  const std::size_t churn = std::max<std::size_t>(live_at_end, 100);
+  for (std::size_t i = 0; i < live_at_end + churn; ++i) {
+    Event alloc;
+    alloc.op = Op::alloc;
+    alloc.address = 0x10000000 + i * 0x20000;
+    alloc.size = 16u << (i % 13);
+    alloc.time_ns = 2 * i;
+    trace.push_back(alloc);
+    if (i % 2 == 1 || i >= 2 * live_at_end) {
+      Event free = alloc;
+      free.op = Op::free;
+      free.size = 0;
+      free.time_ns = 2 * i + 1;
+      trace.push_back(free);
+    }
+  }
+  return resolve(trace);
+}
+
+// A replay that never ends must fail the test, not hold the suite until ctest's timeout.
+class Watchdog {
+ public:
+  explicit Watchdog(int seconds)
+      : thread_([this, seconds] {
+          std::unique_lock lock(mutex_);
+          if (!done_cv_.wait_for(lock, std::chrono::seconds(seconds), [this] { return done_; })) {
+            std::fprintf(stderr, "replay did not finish within %d s\n", seconds);
+            std::_Exit(1);
+          }
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    done_cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+TEST(RealReplay, traces_ending_with_live_blocks_finish_and_count_as_in_simulation) {
+  for (const std::size_t leaks : {0u, 17u, 1000u, 100000u}) {
+    const ResolvedTrace trace = trace_with_leaks(leaks);
+    for (const char* spec : {"exact", "best-fit", "fifo-shrink:max=1MiB", "per-run-pool"}) {
+      const StrategyResult sim = replay_sim(trace, spec).result;
+      for (const char* upstream : {"host-malloc", "host-mmap"}) {
+        if (leaks == 100000 && std::string(upstream) == "host-mmap") continue;  // 100k mappings
+        Watchdog watchdog(120);
+        const StrategyResult real = replay_trace(trace, spec, real_options(upstream)).result;
+        EXPECT_EQ(counters_json(sim), counters_json(real))
+            << spec << " with " << leaks << " leaks over " << upstream;
+      }
+    }
   }
 }
 

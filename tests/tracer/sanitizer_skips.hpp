@@ -22,9 +22,4 @@ inline constexpr bool under_tsan = false;
 #define ALLOCLAB_SKIP_UNDER_TSAN(why) (void)0
 #endif
 
-// Tests of what only a writer process does: ThreadSanitizer builds always write from a thread.
-#define ALLOCLAB_SKIP_WITHOUT_A_WRITER_PROCESS() \
-  ALLOCLAB_SKIP_UNDER_ASAN();                    \
-  ALLOCLAB_SKIP_UNDER_TSAN("its builds write from a thread")
-
 }  // namespace alloclab::test

@@ -12,9 +12,10 @@
 #include <cstdint>
 #include <cstring>
 
+#include "export.hpp"
 #include "kernel_call.hpp"
+#include "life_cycle.hpp"
 #include "mappings.hpp"
-#include "preload.hpp"
 #include "recorder.hpp"
 #include "stacks.hpp"
 
@@ -83,11 +84,16 @@ bool big_enough(void* p) {
 void after_alloc(void* p, std::size_t size, std::size_t alignment) {
   if (p && tracing_heap() && big_enough(p))
     record_event(op_alloc, kind_host, reinterpret_cast<std::uintptr_t>(p), size, alignment);
+  else if (t_collect_unwinder_blocks && p && big_enough(p)) [[unlikely]]
+    note_unwinder_block(p, size);
 }
 
 void before_free(void* p) {
-  if (p && tracing_heap() && big_enough(p))
+  if (p && tracing_heap() && big_enough(p)) {
+    if (unwinder_blocks_outstanding() && forget_unwinder_block(p)) [[unlikely]]
+      return;
     record_event(op_free, kind_host, reinterpret_cast<std::uintptr_t>(p), 0, 0);
+  }
 }
 
 using PthreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
@@ -177,8 +183,6 @@ void resolve_real_functions() {
 }  // namespace alloclab::preload
 
 using namespace alloclab::preload;
-
-#define ALLOCLAB_EXPORT extern "C" __attribute__((visibility("default")))
 
 ALLOCLAB_EXPORT void* malloc(std::size_t size) {
   ensure_ready();

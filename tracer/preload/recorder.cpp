@@ -1,4 +1,4 @@
-// The hot path: slot reservation, buffers, labels, the mapping table. No locks, no malloc.
+// The hot path: slot reservation, buffers, labels. No locks, no malloc.
 // (ThreadSanitizer builds define the per-event path here, out of line: recorder.hpp.)
 #define ALLOCLAB_RECORDER_DEFINES_FAST_PATH
 #include "recorder.hpp"
@@ -16,12 +16,13 @@
 
 #include "clock.hpp"
 #include "kernel_call.hpp"
-#include "preload.hpp"
 #include "stacks.hpp"
+#include "writer_link.hpp"
 
 namespace alloclab::preload {
 
 constinit Shared g_shared;
+char* g_pool_base = nullptr;
 #ifdef ALLOCLAB_TSAN_BUILD
 // ThreadSanitizer's runtime allocates in a new thread before that thread may run instrumented
 // code: every thread starts guarded, and is let go once it reaches its start routine (hooks.cpp).
@@ -60,10 +61,24 @@ bool wait_for_room() {
   return false;
 }
 
+#ifdef ALLOCLAB_TSAN_BUILD
+extern "C" void __tsan_acquire(void* address);
+#endif
+
+// A buffer the writer emptied and gave back. Its last thread's stores to it happened before
+// the writer read `abandoned`; ThreadSanitizer cannot see the writer process, so it is told.
+Buffer* reused(Buffer* b) {
+#ifdef ALLOCLAB_TSAN_BUILD
+  __tsan_acquire(&b->abandoned);
+#endif
+  return b;
+}
+
 Buffer* take_spare() {
-  for (std::atomic<Buffer*>& slot : g_shared.spares)
+  for (std::atomic<BufferRef>& slot : g_shared.spares)
     if (slot.load(std::memory_order_relaxed))
-      if (Buffer* b = slot.exchange(nullptr, std::memory_order_acquire)) return b;
+      if (const BufferRef ref = slot.exchange(0, std::memory_order_acquire))
+        return reused(buffer_at(g_pool_base, g_shared.pool, ref));
   return nullptr;
 }
 
@@ -80,41 +95,22 @@ void note_recording_thread(std::uint64_t tid) {
   expect_many_threads();
 }
 
-Buffer* pool_buffer(std::uint32_t index) {
-  return reinterpret_cast<Buffer*>(g_shared.pool.base + index * g_shared.pool.slot_bytes);
-}
-
-// A buffer of zeros: from the pool when there is one (a lock-free stack of free buffers, then
-// the slots never used yet), else a mapping of its own.
+// A buffer from the pool: a lock-free stack of buffers the writer freed, then the slots never
+// used yet; nullptr when there is no pool or it is exhausted.
 Buffer* map_buffer() {
-  BufferPool& pool = g_shared.pool;
-  if (!pool.base) return static_cast<Buffer*>(raw_map(buffer_bytes()));
+  if (!g_pool_base) return nullptr;
+  PoolLayout& pool = g_shared.pool;
   std::uint64_t head = pool.free_list.load(std::memory_order_acquire);
-  while (const std::uint32_t first = static_cast<std::uint32_t>(head)) {
-    Buffer* b = pool_buffer(first - 1);
+  while (const BufferRef first = static_cast<BufferRef>(head)) {
+    Buffer* b = buffer_at(g_pool_base, pool, first);
     // Read before the exchange: a stale value fails it, as the count in the top half changed.
-    const std::uint64_t next = std::atomic_ref<std::uint32_t>(b->pool_next).load();
+    const std::uint64_t next = std::atomic_ref<BufferRef>(b->pool_next).load();
     if (pool.free_list.compare_exchange_weak(head, next | ((head >> 32) + 1) << 32,
                                              std::memory_order_acquire))
-      return b;
+      return reused(b);
   }
   const std::uint32_t unused = pool.next_unused.fetch_add(1, std::memory_order_relaxed);
-  return unused < pool.slots ? pool_buffer(unused) : nullptr;
-}
-
-// Gives a buffer's memory back: to the pool, its pages freed (MADV_REMOVE frees a shared
-// mapping's pages for every process that maps it), or unmapped.
-void unmap_buffer(Buffer* b) {
-  BufferPool& pool = g_shared.pool;
-  if (!pool.base) return raw_unmap(b, buffer_bytes());
-  kernel_call(SYS_madvise, b, pool.slot_bytes, MADV_REMOVE);
-  const auto index =
-      static_cast<std::uint32_t>((reinterpret_cast<char*>(b) - pool.base) / pool.slot_bytes);
-  std::uint64_t head = pool.free_list.load(std::memory_order_relaxed);
-  do {
-    std::atomic_ref<std::uint32_t>(b->pool_next).store(static_cast<std::uint32_t>(head));
-  } while (!pool.free_list.compare_exchange_weak(head, (index + 1) | ((head >> 32) + 1) << 32,
-                                                 std::memory_order_release));
+  return unused < pool.slots ? buffer_at(g_pool_base, pool, unused + 1) : nullptr;
 }
 
 // Replaces `full` (or nothing) by a fresh buffer; returns the thread's current buffer.
@@ -133,10 +129,11 @@ Buffer* acquire_buffer(Buffer* full) {
   if (t_tid == 0) t_tid = static_cast<std::uint64_t>(kernel_call(SYS_gettid));
   note_recording_thread(t_tid);
   fresh->thread = t_tid;  // the rest is fresh mmap'ed zeros, or as recycle_buffer left it
-  Buffer* head = g.new_buffers.load(std::memory_order_relaxed);
+  const BufferRef ref = ref_of(g_pool_base, g_shared.pool, fresh);
+  BufferRef head = g.new_buffers.load(std::memory_order_relaxed);
   do {
     fresh->next_new = head;
-  } while (!g.new_buffers.compare_exchange_weak(head, fresh, std::memory_order_seq_cst,
+  } while (!g.new_buffers.compare_exchange_weak(head, ref, std::memory_order_seq_cst,
                                                 std::memory_order_relaxed));
   Buffer* expected = full;
   if (t_buffer.compare_exchange_strong(expected, fresh)) {
@@ -161,94 +158,11 @@ Buffer* acquire_buffer(Buffer* full) {
 
 }  // namespace
 
-void recycle_buffer(Buffer* b) {
-  if (b->handed_over_full) {
-    b->handed_over_full = false;
-    g.full_buffers.fetch_sub(1, std::memory_order_relaxed);
-  }
-  b->floor = g.seq.load(std::memory_order_seq_cst);
-  b->reserved.store(0, std::memory_order_relaxed);
-  b->abandoned.store(false, std::memory_order_relaxed);
-  b->consumed = 0;
-  b->thread = 0;
-  b->next_new = nullptr;
-  b->next_owned = nullptr;
-  for (std::atomic<Buffer*>& slot : g_shared.spares) {
-    Buffer* expected = nullptr;
-    if (slot.compare_exchange_strong(expected, b, std::memory_order_release,
-                                     std::memory_order_relaxed))
-      return;
-  }
-  unmap_buffer(b);
-}
-
-namespace {
-
-// Puts a mapping with g_shared's contents in its place: the copy is made while nothing else
-// writes there (before tracing starts; in a fork child, before it records anything).
-bool replace_shared_pages(int sharing) {
-  void* copy = reinterpret_cast<void*>(kernel_call(
-      SYS_mmap, nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, sharing | MAP_ANONYMOUS, -1, 0));
-  if (copy == MAP_FAILED) return false;
-  std::memcpy(copy, static_cast<void*>(&g_shared), sizeof(Shared));
-  const long moved = kernel_call(SYS_mremap, copy, sizeof(Shared), sizeof(Shared),
-                                 MREMAP_MAYMOVE | MREMAP_FIXED, &g_shared);
-  if (moved == -1) {
-    kernel_call(SYS_munmap, copy, sizeof(Shared));
-    return false;
-  }
-  return true;
-}
-
-// Enough for a writer far behind (max_buffers full ones) and thousands of threads with one
-// each; address space only until used (MAP_NORESERVE), so a smaller pool is tried where the
-// address space is limited.
-constexpr std::uint32_t pool_slot_counts[] = {4096, 1024, 256};
-
-}  // namespace
-
-bool share_state() {
-  return replace_shared_pages(MAP_SHARED);
-}
-
-void unshare_state() {
-  replace_shared_pages(MAP_PRIVATE);
-}
-
-bool reserve_buffer_pool() {
-  const std::size_t slot_bytes = (buffer_bytes() + 4095) & ~std::size_t{4095};
-  for (const std::uint32_t slots : pool_slot_counts) {
-    const long p = kernel_call(SYS_mmap, nullptr, slot_bytes * slots, PROT_READ | PROT_WRITE,
-                               MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == -1) continue;
-    BufferPool& pool = g_shared.pool;
-    pool.slot_bytes = slot_bytes;
-    pool.slots = slots;
-    pool.next_unused.store(0);
-    pool.free_list.store(0);
-    pool.base = reinterpret_cast<char*>(p);
-    return true;
-  }
-  return false;
-}
-
-void forget_buffer_pool() {
-  BufferPool& pool = g_shared.pool;
-  if (!pool.base) return;
-  for (std::atomic<Buffer*>& spare : g_shared.spares) spare.store(nullptr);  // the pool's
-  kernel_call(SYS_munmap, pool.base, pool.slot_bytes * pool.slots);
-  pool.base = nullptr;
-}
-
 void forget_thread_buffer() {
   t_buffer.store(nullptr);
   t_tid = 0;  // a new process: a new thread id
   g.first_thread.store(0);
   g.many_threads.store(false);
-}
-
-void leave_thread_buffer() {
-  t_buffer.store(nullptr);
 }
 
 void init_thread_key() {
@@ -263,36 +177,6 @@ void thread_exit_handover() {
   // key again, which runs this destructor once more.
   t_key_set = false;
 }
-
-#ifdef ALLOCLAB_TSAN_BUILD
-// ThreadSanitizer must see a buffer's memory unmapped and mapped again, or it would take the
-// accesses to a recycled address for a race with those to the old buffer: its own mmap.
-using MmapFn = void* (*)(void*, std::size_t, int, int, int, off_t);
-using MunmapFn = int (*)(void*, std::size_t);
-void* raw_map(std::size_t bytes) {
-  static const auto next = reinterpret_cast<MmapFn>(dlsym(RTLD_NEXT, "mmap"));
-  void* p = next(nullptr, bytes, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  return p == MAP_FAILED ? nullptr : p;
-}
-
-void raw_unmap(void* p, std::size_t bytes) {
-  static const auto next = reinterpret_cast<MunmapFn>(dlsym(RTLD_NEXT, "munmap"));
-  next(p, bytes);
-}
-#else
-void* raw_map(std::size_t bytes) {
-  // A system call, not mmap(): our own mmap is interposed.
-  const long p = kernel_call(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE,
-                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == -1) return nullptr;
-  return reinterpret_cast<void*>(p);
-}
-
-void raw_unmap(void* p, std::size_t bytes) {
-  kernel_call(SYS_munmap, p, bytes);
-}
-#endif
 
 Pending begin_slots_slow(Buffer* b, std::uint32_t slot, std::uint32_t count) {
   for (;;) {
@@ -309,7 +193,7 @@ Pending begin_slots_slow(Buffer* b, std::uint32_t slot, std::uint32_t count) {
     if (slot + count <= buffer_records) {
       const std::uint64_t seq = take_sequence_number();
       --t_depth;
-      return Pending{&b->records[slot], seq, g_stack_depth ? frame_slots(b, slot) : nullptr};
+      return Pending{&b->records[slot], seq, g_stack_depth ? record_frames(b, slot) : nullptr};
     }
   }
   --t_depth;

@@ -58,7 +58,7 @@ inline Pending begin_slots(std::uint32_t count) {
   __builtin_prefetch(&b->records[slot + 64], 1, 3);
   const std::uint64_t seq = take_sequence_number();
   --t_depth;
-  return Pending{&b->records[slot], seq, g_stack_depth ? frame_slots(b, slot) : nullptr};
+  return Pending{&b->records[slot], seq, g_stack_depth ? record_frames(b, slot) : nullptr};
 }
 
 // log2 + 1 of the alignment, rounded up to a power of two (aligned_alloc accepts any).

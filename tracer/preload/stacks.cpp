@@ -1,15 +1,13 @@
 #include "stacks.hpp"
 
-#include <cxxabi.h>
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <link.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
 
-#include "lifecycle.hpp"
+#include "processes.hpp"
 #include "recorder.hpp"
 
 #ifdef ALLOCLAB_LIBUNWIND
@@ -20,6 +18,8 @@
 namespace alloclab::preload {
 
 int g_stack_depth = 0;
+thread_local constinit bool t_collect_unwinder_blocks __attribute__((tls_model("initial-exec"))) =
+    false;
 
 namespace {
 
@@ -57,6 +57,23 @@ bool is_own_frame(std::uintptr_t address) {
 thread_local int t_unwound __attribute__((tls_model("initial-exec"))) = 0;
 thread_local int t_unwinding __attribute__((tls_model("initial-exec"))) = 0;
 
+// Blocks the unwinder allocated for itself, by address: a bucket of eight (one cache line) per
+// hash, so that a free looks at one line. A block that finds its bucket full is recorded as an
+// allocation instead (then its free is too, and the trace stays paired): only a program with
+// thousands of threads that unwound and were not joined yet could see that.
+constexpr std::size_t unwinder_buckets = 8192;
+constexpr std::size_t unwinder_bucket_slots = 8;
+struct alignas(64) UnwinderBucket {
+  std::atomic<std::uintptr_t> blocks[unwinder_bucket_slots];
+};
+UnwinderBucket g_unwinder_blocks[unwinder_buckets];
+std::atomic<int> g_unwinder_blocks_outstanding{0};
+
+UnwinderBucket& unwinder_bucket(std::uintptr_t address) {
+  return g_unwinder_blocks[(address * 0x9E3779B97F4A7C15ull) >> 51];  // the top 13 bits
+}
+static_assert(unwinder_buckets == std::size_t{1} << 13);
+
 using BacktraceFn = int (*)(void**, int);
 // libunwind's unw_backtrace once stacks_warm_up loaded it; null: glibc's backtrace().
 BacktraceFn g_unw_backtrace = nullptr;
@@ -90,15 +107,6 @@ void load_libunwind() {
   g_unwinder = code_range_of(reinterpret_cast<const void*>(backtrace_fn));
 }
 #endif
-
-std::string demangled(const char* name) {
-  int status = 0;
-  char* text = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (status != 0 || !text) return name;
-  std::string result = text;
-  std::free(text);
-  return result;
-}
 
 }  // namespace
 
@@ -141,16 +149,6 @@ const char* stacks_unwinder() {
   return g_unw_backtrace ? "libunwind" : "backtrace";
 }
 
-std::size_t buffer_bytes() {
-  return sizeof(Buffer) + static_cast<std::size_t>(buffer_records) *
-                              static_cast<std::size_t>(g_stack_depth) * sizeof(std::uint64_t);
-}
-
-std::uint64_t* frame_slots(Buffer* b, std::uint32_t slot) {
-  return reinterpret_cast<std::uint64_t*>(b + 1) +
-         static_cast<std::size_t>(slot) * static_cast<std::size_t>(g_stack_depth);
-}
-
 int capture_stack(std::uint64_t* frames) {
   if (!g_stacks_ready.load(std::memory_order_acquire)) return 0;
   if (t_unwinding) return 0;  // an allocation by the unwind below (its first on this thread)
@@ -158,18 +156,21 @@ int capture_stack(std::uint64_t* frames) {
   constexpr int spare = 8;
   void* raw[max_stack_depth + spare];
   // The unwinder may allocate (rarely, e.g. on a new object): pass that through unrecorded.
-  // Except libunwind's first unwind on a thread: a dlopened library's thread-local storage is
-  // malloc'ed then, and glibc frees it (recorded) when the thread is joined, so that block is
-  // recorded too (without a stack) to keep the trace paired. That first unwind is the one that
-  // is not async-signal-safe: a thread whose first stack is taken in a signal handler that
-  // interrupted malloc would enter malloc again (threads unwind on their first allocation, so
-  // that handler would have to interrupt the thread's first one).
-  const bool guarded = !g_unw_backtrace || t_unwound;
+  // libunwind's first unwind on a thread also has glibc malloc its thread-local storage (it is a
+  // dlopened library), which glibc frees through free() when the thread is joined: that block is
+  // the tracer's, so its address is kept (collect_unwinder_blocks) and its free is not recorded
+  // either. That first unwind is the one that is not async-signal-safe: a thread whose first
+  // stack is taken in a signal handler that interrupted malloc would enter malloc again
+  // (threads unwind on their first allocation, so that handler would have to interrupt the
+  // thread's first one).
+  const bool first_unwind = g_unw_backtrace && !t_unwound;
   t_unwinding = 1;
-  t_guard += guarded;
+  ++t_guard;
+  t_collect_unwinder_blocks = first_unwind;
   const int got = g_unw_backtrace ? g_unw_backtrace(raw, g_stack_depth + spare)
                                   : backtrace(raw, g_stack_depth + spare);
-  t_guard -= guarded;
+  t_collect_unwinder_blocks = false;
+  --t_guard;
   t_unwinding = 0;
   t_unwound = 1;
   int first = 0;
@@ -180,41 +181,32 @@ int capture_stack(std::uint64_t* frames) {
   return n;
 }
 
-std::size_t StackInterner::KeyHash::operator()(
-    const std::vector<std::uint64_t>& key) const noexcept {
-  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ key.size();
-  for (std::uint64_t v : key) h = (h ^ v) * 0xBF58476D1CE4E5B9ull;
-  return static_cast<std::size_t>(h ^ (h >> 31));
-}
-
-std::uint32_t StackInterner::frame_index(std::uint64_t address, Trace& trace) {
-  auto it = frames_.find(address);
-  if (it != frames_.end()) return it->second;
-  StackFrame frame;
-  frame.address = address;
-  Dl_info info{};
-  // A return address points just past its call: look up the call itself, which is inside
-  // the calling function even when the call is the function's last instruction.
-  if (dladdr(reinterpret_cast<void*>(address - 1), &info) != 0) {
-    if (info.dli_sname) frame.function = demangled(info.dli_sname);
-    if (info.dli_fname) frame.module = info.dli_fname;
+void note_unwinder_block(void* p, std::size_t size) {
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  for (std::atomic<std::uintptr_t>& slot : unwinder_bucket(address).blocks) {
+    std::uintptr_t empty = 0;
+    if (slot.compare_exchange_strong(empty, address)) {
+      g_unwinder_blocks_outstanding.fetch_add(1);
+      return;
+    }
   }
-  const std::uint32_t index = trace.add_frame(std::move(frame));
-  frames_.emplace(address, index);
-  return index;
+  record_event(op_alloc, kind_host, address, size, 0);
 }
 
-std::uint32_t StackInterner::intern(const std::uint64_t* frames, int depth, Trace& trace) {
-  if (depth <= 0) return 0;
-  key_.assign(frames, frames + depth);
-  auto it = stacks_.find(key_);
-  if (it != stacks_.end()) return it->second;
-  std::vector<std::uint32_t> indices;
-  indices.reserve(key_.size());
-  for (std::uint64_t address : key_) indices.push_back(frame_index(address, trace));
-  const std::uint32_t id = trace.add_stack(std::move(indices));
-  stacks_.emplace(key_, id);
-  return id;
+bool unwinder_blocks_outstanding() {
+  return g_unwinder_blocks_outstanding.load(std::memory_order_relaxed) != 0;
+}
+
+bool forget_unwinder_block(const void* p) {
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  for (std::atomic<std::uintptr_t>& slot : unwinder_bucket(address).blocks) {
+    std::uintptr_t held = address;
+    if (slot.load(std::memory_order_relaxed) == address && slot.compare_exchange_strong(held, 0)) {
+      g_unwinder_blocks_outstanding.fetch_sub(1);
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace alloclab::preload

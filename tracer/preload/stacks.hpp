@@ -1,22 +1,14 @@
 #pragma once
 // Call stacks for `alloclab record --stacks N`. The hot path only copies return addresses into
-// the record's own frame slots (next to the records in its buffer); the writer thread
-// deduplicates them into a stack table and names each new frame once, with dladdr. With stacks
-// off (the default) nothing here runs: buffers carry no frame slots and the hot path tests one
-// integer.
+// the record's own frame slots (next to the records in its buffer); the writer process
+// deduplicates them and names each frame. With stacks off (the default) nothing here runs:
+// buffers carry no frame slots and the hot path tests one integer.
 #include <cstddef>
 #include <cstdint>
-#include <string>
-#include <unordered_map>
-#include <vector>
 
-#include "alloclab/trace/trace.hpp"
+#include "alloclab/protocol/recorder_memory.hpp"
 
 namespace alloclab::preload {
-
-struct Buffer;
-
-inline constexpr int max_stack_depth = 64;
 
 // Code of one loaded object: its lowest to highest PT_LOAD address.
 struct CodeRange {
@@ -40,29 +32,24 @@ void stacks_warm_up();
 // "libunwind" or "backtrace": the unwinder stacks_warm_up picked (for the trace's metadata).
 const char* stacks_unwinder();
 
-// Bytes of one buffer: its records plus, with stacks on, depth frame slots per record.
-std::size_t buffer_bytes();
-std::uint64_t* frame_slots(Buffer* b, std::uint32_t slot);
+inline std::uint64_t* record_frames(protocol::Buffer* b, std::uint32_t slot) {
+  return protocol::frame_slots(b, slot, g_stack_depth);
+}
 
 // Hot path: stores up to g_stack_depth return addresses of the caller of the interposed
 // function (the tracer's own frames skipped) and returns how many.
 int capture_stack(std::uint64_t* frames);
 
-// Writer thread: turns raw frames into a stack id of `trace` (adding the stack, and any frame
-// not seen before, to its tables).
-class StackInterner {
- public:
-  std::uint32_t intern(const std::uint64_t* frames, int depth, Trace& trace);
-
- private:
-  std::uint32_t frame_index(std::uint64_t address, Trace& trace);
-
-  struct KeyHash {
-    std::size_t operator()(const std::vector<std::uint64_t>& key) const noexcept;
-  };
-  std::unordered_map<std::vector<std::uint64_t>, std::uint32_t, KeyHash> stacks_;
-  std::unordered_map<std::uint64_t, std::uint32_t> frames_;
-  std::vector<std::uint64_t> key_;
-};
+// Set while a thread's first unwind runs (capture_stack): the allocation hooks hand the blocks
+// allocated meanwhile to note_unwinder_block instead of recording them.
+extern thread_local constinit bool t_collect_unwinder_blocks
+    __attribute__((tls_model("initial-exec")));
+void note_unwinder_block(void* p, std::size_t size);
+// Whether `p` is a block the unwinder allocated for itself (libunwind's thread-local storage on
+// a thread's first unwind, which the C library frees, through free(), when the thread ends):
+// neither its allocation nor its free is the program's. Forgets it once asked about.
+bool forget_unwinder_block(const void* p);
+// Whether any unwinder block is outstanding (the free hook asks nothing more otherwise).
+bool unwinder_blocks_outstanding();
 
 }  // namespace alloclab::preload

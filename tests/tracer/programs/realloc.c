@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
   (void)argc;
   alloclab_run_begin("work");
   for (int chain = 0; chain < 50; ++chain) {
+    /* Keeps the blocker below, which may get the address of the block the chain before freed
+     * last, from looking like a realloc of it. */
+    alloclab_mark("chain start");
     /* A block that blocks growth now and then, so some steps must move. Allocated first and
      * freed first, so no two neighbouring events of the chain look like a realloc. */
     void* blocker = chain % 2 ? malloc(24) : NULL;

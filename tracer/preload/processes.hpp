@@ -6,18 +6,18 @@
 //                         image can change it in place, where even a saved envp sees it): an
 //                         image that finds it non-zero was started by exec
 //   ALLOCLAB_FOLLOW_FORK, ALLOCLAB_FOLLOW_EXEC  "1": forked children / exec'd images are traced
-//   ALLOCLAB_FILE_LIST    a file `record` created: each traced image appends its trace's name
-//                         ("trace PATH"), and "incomplete PATH<TAB>WHY" when it stopped writing;
-//                         an image left untraced says so ("untraced-exec PID EXE",
-//                         "untraced-fork PID"), so that `record` can point to the flag; a
+//   ALLOCLAB_FILE_LIST    a file `record` created: each traced image's writer appends its
+//                         trace's name ("trace PATH"), and "incomplete PATH<TAB>WHY" when it
+//                         stopped writing; an image left untraced says so ("untraced-exec PID
+//                         EXE", "untraced-fork PID"), so that `record` can point to the flag; a
 //                         writer process lists itself ("writer PID"): `record` waits for it
 #include <signal.h>
 
-#include <string>
+#include "alloclab/protocol/recorder_memory.hpp"
 
 namespace alloclab::preload {
 
-enum class Image { root, forked, execed };
+using protocol::Image;
 
 struct ImageDecision {
   Image image;
@@ -32,29 +32,21 @@ const char* env_value(const char* name);
 // Reads the environment only (no allocation): safe from the first malloc of the process.
 ImageDecision decide_image(int pid);
 bool follow_fork();
-const char* image_name(Image image);
 // Tells images exec'd from this one (in place or in children) that they are not the first: the
 // variable's slot in `environ` is pointed at the new value, so a program that hands its saved
 // envp (or, like bash, an environment imported at its start) to exec passes it on.
 void mark_first_image_started(int pid);
 
-// The trace of this image: ALLOCLAB_OUTPUT for the root; <stem>.<pid>.alt for the others,
-// then <stem>.<pid>.2.alt, ... when an earlier image of the same pid took that name.
-std::string trace_path(Image image, int pid, int attempt);
-void list_trace(const std::string& path);
-void list_incomplete(const std::string& path, const std::string& why);
 // Neither allocates (a fork child, an image whose C runtime is not up yet).
 void list_untraced_exec(int pid);
 void list_untraced_fork(int pid);
-void list_writer_process(int pid);
 
 // Finds the real exec functions; called once, where dlsym may allocate.
 void resolve_exec_functions();
 
 // RLIMIT_FSIZE makes a write past the limit raise SIGXFSZ, whose default action kills the
-// program. The writer thread blocks every signal; other threads that write a trace (the
-// constructor, a forked child, the final flush) hold one of these: SIGXFSZ stays blocked, and
-// one raised meanwhile is taken off again, so the write just fails with EFBIG.
+// program. A thread that appends to the file list holds one of these: SIGXFSZ stays blocked,
+// and one raised meanwhile is taken off again, so the write just fails with EFBIG.
 class FileSizeSignalBlock {
  public:
   FileSizeSignalBlock();

@@ -1,8 +1,8 @@
-// Following fork and exec: which image is traced and under which name, the list of files for
-// `alloclab record`, and the hooks that flush the current image before exec replaces it or
-// _exit ends it (neither runs a destructor or an atexit handler: without them the last
-// ~100 ms would be lost).
-#include "lifecycle.hpp"
+// Following fork and exec: which image is traced, the lines of the list of files for
+// `alloclab record` that an image left untraced writes, and the hooks that flush the current
+// image before exec replaces it or _exit ends it (neither runs a destructor or an atexit handler:
+// without them the last ~100 ms would be lost).
+#include "processes.hpp"
 
 #include <alloca.h>
 #include <dlfcn.h>
@@ -18,8 +18,9 @@
 #include <cstring>
 #include <string_view>
 
+#include "export.hpp"
 #include "kernel_call.hpp"
-#include "preload.hpp"
+#include "life_cycle.hpp"
 
 namespace alloclab::preload {
 namespace {
@@ -90,18 +91,6 @@ bool follow_fork() {
   return env_flag("ALLOCLAB_FOLLOW_FORK");
 }
 
-const char* image_name(Image image) {
-  switch (image) {
-    case Image::root:
-      return "root";
-    case Image::forked:
-      return "fork";
-    case Image::execed:
-      return "exec";
-  }
-  return "?";
-}
-
 void mark_first_image_started(int pid) {
   static constexpr std::string_view name = "ALLOCLAB_STARTED_PID=";
   // The tracer's own string: it lives as long as the library, and no allocation is needed.
@@ -116,24 +105,6 @@ void mark_first_image_started(int pid) {
   using SetenvFn = int (*)(const char*, const char*, int);
   if (const auto libc_setenv = reinterpret_cast<SetenvFn>(dlsym(RTLD_NEXT, "setenv")))
     libc_setenv("ALLOCLAB_STARTED_PID", entry + name.size(), 1);
-}
-
-std::string trace_path(Image image, int pid, int attempt) {
-  const char* output = env_value("ALLOCLAB_OUTPUT");
-  std::string path = output ? output : "";
-  if (image == Image::root) return path;
-  // "OUT.alt.cpu.part" (record --cuda --cpu) names followers like "OUT.alt": OUT.PID.alt, next
-  // to the CUDA tracer's OUT.PID.cuda.alt, with which record merges it.
-  for (const std::string_view ending : {std::string_view(".cpu.part"), std::string_view(".alt")})
-    if (path.size() > ending.size() && path.ends_with(ending))
-      path.resize(path.size() - ending.size());
-  path += "." + std::to_string(pid);
-  if (attempt > 0) path += "." + std::to_string(attempt + 1);
-  return path + ".alt";
-}
-
-void list_trace(const std::string& path) {
-  append_to_list("trace " + path + "\n");
 }
 
 namespace {
@@ -183,18 +154,6 @@ void list_untraced_fork(int pid) {
   append_to_list(line.add("untraced-fork ").add(static_cast<unsigned long>(pid)).finish());
 }
 
-void list_writer_process(int pid) {
-  ListLine line;
-  append_to_list(line.add("writer ").add(static_cast<unsigned long>(pid)).finish());
-}
-
-void list_incomplete(const std::string& path, const std::string& why) {
-  std::string line = "incomplete " + path + "\t" + why;
-  for (char& c : line)
-    if (c == '\n') c = ' ';
-  append_to_list(line + "\n");
-}
-
 void resolve_exec_functions() {
   real_execve = reinterpret_cast<ExecveFn>(dlsym(RTLD_NEXT, "execve"));
   real_execvpe = reinterpret_cast<ExecvpeFn>(dlsym(RTLD_NEXT, "execvpe"));
@@ -232,8 +191,6 @@ FileSizeSignalBlock::~FileSizeSignalBlock() {
 }  // namespace alloclab::preload
 
 using namespace alloclab::preload;
-
-#define ALLOCLAB_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace {
 

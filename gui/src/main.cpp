@@ -3,12 +3,16 @@
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
+#include <stdexcept>
 
+#include "alloclab/trace/output_files.hpp"
 #include "runner.hpp"
 
 int main(int argc, char** argv) {
   alloclab::gui::RunOptions o;
   std::string size = "1280x800";
+  bool force = false;
   CLI::App app{"alloclab gui: compare allocation strategies visually"};
   app.name("alloclab gui");
   app.add_option("files", o.files,
@@ -18,6 +22,7 @@ int main(int argc, char** argv) {
   app.add_flag("--headless", o.headless, "render offscreen through EGL (no display needed)");
   app.add_option("--screenshot", o.screenshot,
                  "write a PNG of the window once everything has loaded");
+  app.add_flag("-f,--force", force, "replace the --screenshot file if it exists");
   app.add_option("--size", size, "window size WxH (default 1280x800)");
   app.add_option("--view", o.view,
                  "first view: overview, hit-rate, latency, memory, trace, sweep, diff");
@@ -38,6 +43,13 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("--size '" + size +
                                   "': expected WxH, e.g. 1280x800 (200x150 to 8192x8192)");
     if (o.frames < 0) throw std::invalid_argument("--frames must be >= 0");
+    // Before a window opens or a trace loads: the screenshot must not replace what is opened.
+    alloclab::OutputPlan outputs(force);
+    for (const std::string& file : o.files) outputs.input(file);
+    outputs.input(o.script).output("--screenshot", o.screenshot).check();
+    // The PNG is written in place: a link that --force replaces goes first, so that the file it
+    // points to is never written.
+    if (force && std::filesystem::is_symlink(o.screenshot)) std::filesystem::remove(o.screenshot);
     return o.headless ? alloclab::gui::run_headless(o) : alloclab::gui::run_window(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "alloclab gui: error: %s\n", e.what());

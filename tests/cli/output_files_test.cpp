@@ -257,6 +257,23 @@ TEST_F(OutputFiles, an_output_that_cannot_be_replaced_says_why) {
   EXPECT_FALSE(fs::is_regular_file("/dev/null"));
 }
 
+// A write that fails midway named the hidden temporary file (".alloclab-PID-out.alt").
+TEST_F(OutputFiles, a_failed_write_names_the_given_path_not_the_temporary_file) {
+  const std::string trace = trace_copy("a.alt");
+  for (const std::string& command : {"convert --to csv " + trace + " " + path("out.csv"),
+                                     "generate --events 1000000 -o " + path("out.alt"),
+                                     "replay " + trace + " -s exact --json " + path("out.json")}) {
+    SCOPED_TRACE(command);
+    // A file size limit of 8 KiB (SIGXFSZ ignored, so the write fails with EFBIG).
+    const CliResult r = alloclab::test::run_shell("trap '' XFSZ; ulimit -f 8; " +
+                                                  std::string(ALLOCLAB_CLI) + " " + command);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find(path("out.")), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find(".alloclab-"), std::string::npos) << r.output;
+  }
+  expect_only({"a.alt"});
+}
+
 // Into /proc (even as root) the trace could never be written: the program ran untraced and then
 // record exited 2. Now it does not run at all.
 TEST_F(OutputFiles, record_into_an_unwritable_directory_does_not_run_the_program) {

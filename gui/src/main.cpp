@@ -31,11 +31,18 @@ int main(int argc, char** argv) {
                  "window: quit after N frames once loaded; headless: render (and time) N frames "
                  "before the screenshot");
   app.add_flag("--frame-times", o.frame_times, "headless: print frame-time statistics");
+  // A bad command line is bad input, status 2, like the rest of alloclab: one line, then the usage.
+  const auto usage_error = [&app](const std::string& message) {
+    std::fprintf(stderr, "alloclab gui: error: %s\n%sRun 'alloclab gui --help' for more.\n",
+                 message.c_str(), CLI::Formatter().make_usage(&app, "alloclab gui").c_str());
+    return 2;
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help is status 0; a bad command line is bad input, status 2, like the rest of alloclab.
-    return app.exit(e) == 0 ? 0 : 2;
+    // --help is status 0, on stdout.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    return usage_error(e.what());
   }
   try {
     if (std::sscanf(size.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 200 ||

@@ -99,6 +99,14 @@ TEST(GuiProgram, a_screenshot_never_replaces_an_input_or_an_existing_file_withou
   EXPECT_EQ(read_file((dir / "other.txt").string()), "precious");
 }
 
+// A bad command line is one line, then the usage, as for every alloclab command.
+TEST(GuiProgram, a_usage_error_is_one_line_then_the_usage) {
+  const CliResult r = run_shell(gui_program() + " --size");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_EQ(r.output.rfind("alloclab gui: error: ", 0), 0u) << r.output;
+  EXPECT_NE(r.output.find("\nUsage: alloclab gui [OPTIONS]"), std::string::npos) << r.output;
+}
+
 TEST(GuiProgram, real_glfw_window_under_xvfb) {
   if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0)
     GTEST_SKIP()

@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
     return usage_error(e.what());
   }
+  if (o.headless && o.screenshot.empty() && o.script.empty() && !o.frame_times)
+    return usage_error("--headless shows nothing: give --screenshot, --script or --frame-times");
   try {
     if (std::sscanf(size.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 200 ||
         o.height < 150 || o.width > 8192 || o.height > 8192)

@@ -99,6 +99,19 @@ TEST(GuiProgram, a_screenshot_never_replaces_an_input_or_an_existing_file_withou
   EXPECT_EQ(read_file((dir / "other.txt").string()), "precious");
 }
 
+// `--headless` alone rendered nothing, wrote nothing and said nothing, with status 0.
+TEST(GuiProgram, headless_without_an_output_is_a_usage_error) {
+  for (const std::string& program : {gui_program(), std::string(ALLOCLAB_CLI) + " gui"}) {
+    const CliResult r = run_shell(program + " --headless " + traces_dir() + "/tiny.csv");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_EQ(r.output.rfind("alloclab gui: error: --headless shows nothing: give --screenshot, "
+                             "--script or --frame-times\nUsage: alloclab gui [OPTIONS]",
+                             0),
+              0u)
+        << r.output;
+  }
+}
+
 // A bad command line is one line, then the usage, as for every alloclab command.
 TEST(GuiProgram, a_usage_error_is_one_line_then_the_usage) {
   const CliResult r = run_shell(gui_program() + " --size");

@@ -84,4 +84,16 @@ TEST(UsageErrors, help_and_version_still_go_to_stdout_with_status_0) {
   EXPECT_NE(run_stdout("replay --help").output.find("--strategy"), std::string::npos);
 }
 
+// --run-range without --cuda was refused while --cpu without it was accepted and meant nothing.
+TEST(UsageErrors, record_cpu_without_cuda_is_refused_before_the_program_runs) {
+  const std::string ran = (std::filesystem::temp_directory_path() /
+                           ("alloclab-usage-ran-" + std::to_string(::getpid())))
+                              .string();
+  const CliResult r = alloclab::test::run_cli("record --cpu -o " + ran + ".alt -- touch " + ran);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_EQ(r.output.rfind("alloclab: error: record: --cpu needs --cuda", 0), 0u) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(ran));
+  EXPECT_FALSE(std::filesystem::exists(ran + ".alt"));
+}
+
 }  // namespace

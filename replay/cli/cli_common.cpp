@@ -20,6 +20,7 @@
 
 namespace alloclab::cli {
 namespace {
+namespace fs = std::filesystem;
 int g_exit_status = 0;
 std::string g_command_line;
 }  // namespace
@@ -150,16 +151,29 @@ class TemporaryFileGuard {
   struct sigaction previous_[std::size(kCleanupSignals)] = {};
 };
 
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
 }  // namespace
 
 void write_atomically(const std::string& path,
                       const std::function<void(const std::string& temporary)>& write) {
-  const std::filesystem::path target(path);
+  const fs::path target(path);
   const std::string temporary = (target.parent_path() / (".alloclab-" + std::to_string(::getpid()) +
                                                          "-" + target.filename().string()))
                                     .string();
   TemporaryFileGuard guard(temporary);
-  write(temporary);
+  try {
+    write(temporary);
+  } catch (const std::runtime_error& e) {
+    // Writers name the file they were given, the hidden temporary; the user knows `path`.
+    throw std::runtime_error(replace_all(replace_all(e.what(), temporary, path),
+                                         fs::path(temporary).filename().string(), path));
+  }
   if (std::rename(temporary.c_str(), path.c_str()) != 0)
     throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
 }

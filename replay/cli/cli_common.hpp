@@ -30,7 +30,9 @@ LoadedTrace load_trace(const std::string& path, const std::string& format = {});
 // Writes an output file whole or not at all: `write` fills a temporary file beside `path` (a
 // hidden name that ends like `path`, so `.gz` and the format still follow from it), renamed over
 // `path` once complete. A failed write, an exception or a SIGINT/SIGTERM/SIGHUP meanwhile
-// removes the temporary file: no half-written output and no litter, ever.
+// removes the temporary file: no half-written output and no litter, ever. Errors name `path`,
+// never the temporary file. Whether `path` may be written at all is OutputPlan's question
+// (alloclab/trace/output_files.hpp), asked before the work starts.
 void write_atomically(const std::string& path,
                       const std::function<void(const std::string& temporary)>& write);
 void write_output(const std::string& path, const std::function<void(std::ostream&)>& write);

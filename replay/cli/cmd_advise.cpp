@@ -7,6 +7,7 @@
 
 #include "alloclab/replay/advise.hpp"
 #include "alloclab/replay/report.hpp"
+#include "alloclab/trace/output_files.hpp"
 #include "cli_common.hpp"
 #include "progress.hpp"
 #include "validators.hpp"
@@ -20,6 +21,7 @@ struct AdviseCommand {
   std::string json_out;
   std::size_t jobs = 0;
   double target = 0.99;
+  bool force = false;
 };
 
 void print_advice(const std::vector<Advice>& advice, double target) {
@@ -53,6 +55,7 @@ void print_advice(const std::vector<Advice>& advice, double target) {
 }
 
 void run_advise(const AdviseCommand& cmd, const std::string& command_line) {
+  OutputPlan(cmd.force).input(cmd.path).output("--json", cmd.json_out).check();
   const ReplayInput input = load_for_replay(cmd.path, cmd.format);
   const ResolvedTrace& resolved = input.resolved;
   const TraceSummary& summary = input.summary;
@@ -92,6 +95,7 @@ void add_advise_command(CLI::App& app) {
       "advise", "Find the smallest fifo-shrink max that keeps the unbounded cache's hit rate");
   sub->add_option("trace", cmd->path, "trace file")->required();
   sub->add_option("--json", cmd->json_out, "write the JSON advice report here");
+  sub->add_flag("-f,--force", cmd->force, "replace the --json file if it exists");
   sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)")->check(not_negative());
   sub->add_option("--target", cmd->target,
                   "share of the unbounded hit rate to keep, in (0, 1] (default 0.99)");

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "alloclab/replay/calibrate.hpp"
+#include "alloclab/trace/output_files.hpp"
 #include "cli_common.hpp"
 
 namespace alloclab::cli {
@@ -15,11 +16,13 @@ struct CalibrateCommand {
   std::string out;
   bool touch = false;
   double budget_ms = 50;
+  bool force = false;
 };
 
 void run_calibrate(const CalibrateCommand& cmd) {
   if (!(cmd.budget_ms > 0 && cmd.budget_ms <= 10'000))
     throw std::invalid_argument("--budget-ms must be in (0, 10000]");
+  OutputPlan(cmd.force).output("-o", cmd.out).check();
   CalibrateOptions options;
   options.upstream = cmd.upstream;
   options.touch = cmd.touch;
@@ -59,6 +62,7 @@ void add_calibrate_command(CLI::App& app) {
                   "host-malloc (default), host-mmap, host-jemalloc, host-mimalloc, cuda, "
                   "cuda-async[:release_threshold=SIZE] or cuda-host");
   sub->add_option("-o,--output", cmd->out, "write the cost-model JSON here");
+  sub->add_flag("-f,--force", cmd->force, "replace the -o file if it exists");
   sub->add_flag("--touch", cmd->touch,
                 "write every 4 KiB page of each block (counted in allocate)");
   sub->add_option("--budget-ms", cmd->budget_ms,

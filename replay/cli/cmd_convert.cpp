@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "alloclab/interchange/formats.hpp"
+#include "alloclab/trace/output_files.hpp"
 #include "alloclab/trace/trim.hpp"
 #include "cli_common.hpp"
 
@@ -16,9 +17,11 @@ struct ConvertOptions {
   std::string from;
   std::string to;
   bool trim_to_runs = false;
+  bool force = false;
 };
 
 void run_convert(const ConvertOptions& options) {
+  OutputPlan(options.force).input(options.input).output("OUT", options.output).check();
   LoadedTrace loaded = load_trace(options.input, options.from);
   if (options.trim_to_runs) {
     TrimStats stats;
@@ -54,6 +57,7 @@ void add_convert_command(CLI::App& app) {
   cmd->add_option("output", options->output, "output file")->required();
   cmd->add_option("--from", options->from, "input format: alt, csv, rmm, torch");
   cmd->add_option("--to", options->to, "output format: alt, csv, chrome (Perfetto)");
+  cmd->add_flag("-f,--force", options->force, "replace OUT if it exists");
   cmd->add_flag("--trim-to-runs", options->trim_to_runs,
                 "keep only the events from the first run_begin to the last run_end");
   cmd->callback([options] { run_convert(*options); });

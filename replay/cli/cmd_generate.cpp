@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "alloclab/interchange/formats.hpp"
+#include "alloclab/trace/output_files.hpp"
 #include "alloclab/trace/synthetic.hpp"
 #include "cli_common.hpp"
 #include "validators.hpp"
@@ -17,6 +18,7 @@ struct GenerateOptions {
   std::uint64_t runs = 10;
   std::uint64_t seed = 1;
   std::uint64_t events = 0;
+  bool force = false;
 };
 
 void run_generate(const GenerateOptions& options) {
@@ -26,6 +28,7 @@ void run_generate(const GenerateOptions& options) {
     throw std::invalid_argument("unknown shape '" + options.shape +
                                 "' (accepted: cnn, transformer, random)");
   synthetic.shape = *shape;
+  OutputPlan(options.force).output("-o", options.output).check();
   synthetic.runs = options.runs;
   synthetic.seed = options.seed;
   synthetic.min_events = options.events;
@@ -45,6 +48,7 @@ void add_generate_command(CLI::App& app) {
       "generate", "Write a deterministic synthetic trace shaped like a workload");
   cmd->add_option("-o,--output", options->output, "output file (.alt, .csv, .csv.gz, .json)")
       ->required();
+  cmd->add_flag("-f,--force", options->force, "replace the output file if it exists");
   cmd->add_option("--shape", options->shape, "cnn, transformer or random")->capture_default_str();
   cmd->add_option("--runs", options->runs, "number of runs (forward passes)")
       ->check(not_negative())

@@ -3,12 +3,12 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 
 #include "alloclab/replay/merge.hpp"
 #include "alloclab/replay/report.hpp"
 #include "alloclab/trace/error.hpp"
+#include "alloclab/trace/output_files.hpp"
 #include "cli_common.hpp"
 #include "replay_table.hpp"
 
@@ -34,10 +34,9 @@ nlohmann::json read_report(const std::string& path) {
 
 void run_merge(const MergeCommand& cmd, const std::string& command_line) {
   // The output comes first, so `merge a.json b.json` would silently overwrite a shard.
-  if (!cmd.force && std::filesystem::exists(cmd.out))
-    throw InputError(cmd.out +
-                     ": already exists (merge writes its first argument; pass --force to "
-                     "overwrite it)");
+  OutputPlan outputs(cmd.force);
+  for (const std::string& path : cmd.inputs) outputs.input(path);
+  outputs.output("OUT", cmd.out).check();
   std::vector<MergeInput> inputs;
   for (const std::string& path : cmd.inputs) inputs.push_back(MergeInput{path, read_report(path)});
   MergeOptions options;
@@ -66,7 +65,7 @@ void add_merge_command(CLI::App& app) {
   sub->add_flag("--allow-partial", cmd->allow_partial,
                 "write the merged report even when sweep points are missing (it says "
                 "\"partial\": true)");
-  sub->add_flag("-f,--force", cmd->force, "overwrite OUT if it exists");
+  sub->add_flag("-f,--force", cmd->force, "replace OUT if it exists");
   sub->callback([cmd] { run_merge(*cmd, command_line()); });
 }
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "alloclab/trace/alt.hpp"
+#include "alloclab/trace/output_files.hpp"
 #include "alloclab/trace/resolve.hpp"
 #include "cli_common.hpp"
 #include "record_cuda.hpp"
@@ -36,6 +37,7 @@ struct RecordOptions {
   std::uint64_t time_resolution = 64;
   bool follow_fork = false;
   bool follow_exec = false;
+  bool force = false;
   std::vector<std::string> command;
   CudaRecordOptions cuda;
 };
@@ -100,12 +102,22 @@ void run_record(const RecordOptions& options) {
   if (options.output == "-")
     throw std::invalid_argument(
         "record: -o - would be standard output, which is the program's; name a file");
-  if (!options.output.empty()) refuse_existing_output(options.output);
+  OutputPlan outputs(options.force);
+  // With --force the old trace is removed before the program runs: the program must not be it.
+  outputs.input(find_program(options.command.front()));
   // The default name is made in the current directory once the program's pid is known.
-  refuse_unwritable_directory(options.output.empty() ? "alloclab.trace.alt" : options.output);
+  if (options.output.empty())
+    outputs.directory(".");
+  else
+    outputs.output("-o", options.output);
+  // Before the program runs: a trace that cannot be written would be found missing only after.
+  outputs.check();
   if (!options.output.empty()) check_part_files(options.cuda, absolute(options.output));
   refuse_setid_program(options.command.front());
   if (options.cuda.preload()) check_program_linkage(options.command.front());
+  // The tracer never writes over a file (O_EXCL): what --force replaces goes first. A symbolic
+  // link is removed itself, never the file it points to.
+  if (options.force && !options.output.empty()) std::filesystem::remove(options.output);
   const TraceFileList files;
 
   // The default name needs the child's pid, so the child learns its output through a pipe.
@@ -195,6 +207,8 @@ void add_record_command(CLI::App& app) {
       "record", "Run a program and record its allocations (record [-o FILE.alt] -- CMD ARGS...)");
   cmd->add_option("-o,--output", options->output,
                   "trace file to create (default: alloclab.CMD.PID.alt here)");
+  cmd->add_flag("-f,--force", options->force,
+                "replace the -o file if it exists (it is removed before the program runs)");
   cmd->add_option("--min-size", options->min_size,
                   "record only blocks of at least this many usable bytes")
       ->check(not_negative());

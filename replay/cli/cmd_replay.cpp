@@ -11,6 +11,7 @@
 #include "alloclab/replay/sim_replay.hpp"
 #include "alloclab/strategies/params.hpp"
 #include "alloclab/strategies/upstream/registry.hpp"
+#include "alloclab/trace/output_files.hpp"
 #include "cli_common.hpp"
 #include "progress.hpp"
 #include "replay_table.hpp"
@@ -32,6 +33,7 @@ struct ReplayCommand {
   bool touch = false;
   std::string timing = "asap";
   std::string cost_model;
+  bool force = false;
 };
 
 void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
@@ -48,6 +50,10 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
     throw std::invalid_argument(
         "--cost-model applies to simulation (--upstream sim): a real "
         "upstream measures time instead");
+  OutputPlan outputs(cmd.force);
+  outputs.input(cmd.path).output("--json", cmd.json_out).output("--csv", cmd.csv_out);
+  if (!cmd.cost_model.empty() && !builtin_cost_model(cmd.cost_model)) outputs.input(cmd.cost_model);
+  outputs.check();
   std::optional<CostModel> cost_model;
   if (!cmd.cost_model.empty()) cost_model = load_cost_model(cmd.cost_model);
 
@@ -129,6 +135,7 @@ void add_replay_command(CLI::App& app) {
       ->required();
   sub->add_option("--json", cmd->json_out, "write the JSON report here");
   sub->add_option("--csv", cmd->csv_out, "write one CSV row per strategy here");
+  sub->add_flag("-f,--force", cmd->force, "replace the --json and --csv files if they exist");
   sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)")->check(not_negative());
   sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch");
   sub->add_option("--memory-limit", cmd->memory_limit,

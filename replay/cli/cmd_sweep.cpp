@@ -8,6 +8,7 @@
 
 #include "alloclab/replay/report.hpp"
 #include "alloclab/replay/sweep.hpp"
+#include "alloclab/trace/output_files.hpp"
 #include "cli_common.hpp"
 #include "progress.hpp"
 #include "validators.hpp"
@@ -23,6 +24,7 @@ struct SweepCommand {
   std::string csv_out;
   std::size_t jobs = 0;
   std::string shard = "0/1";
+  bool force = false;
 };
 
 void print_sweep_table(const SweepRun& run) {
@@ -46,6 +48,11 @@ void print_sweep_table(const SweepRun& run) {
 void run_sweep_command(const SweepCommand& cmd, const std::string& command_line) {
   // Templates, specs and the shard are checked before the trace is read: a typo fails at once.
   SweepRun run = plan_sweep(cmd.templates, parse_shard(cmd.shard));
+  OutputPlan(cmd.force)
+      .input(cmd.path)
+      .output("--json", cmd.json_out)
+      .output("--csv", cmd.csv_out)
+      .check();
 
   ReplayInput input = load_for_replay(cmd.path, cmd.format);
   const ResolvedTrace& resolved = input.resolved;
@@ -96,6 +103,7 @@ void add_sweep_command(CLI::App& app) {
       ->required();
   sub->add_option("--json", cmd->json_out, "write the JSON report (with a \"sweep\" object) here");
   sub->add_option("--csv", cmd->csv_out, "write one CSV row per point here (first column: point)");
+  sub->add_flag("-f,--force", cmd->force, "replace the --json and --csv files if they exist");
   sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)")->check(not_negative());
   sub->add_option("--shard", cmd->shard,
                   "replay only shard i of n (0-based): the points k with k % n == i; join the "

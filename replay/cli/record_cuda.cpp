@@ -29,6 +29,10 @@ void merge_parts(const std::string& cuda, const std::string& host, const std::st
 void check_cuda_options(const CudaRecordOptions& options) {
   if (!options.run_range.empty() && !options.cuda)
     throw std::invalid_argument("record: --run-range needs --cuda (runs come from NVTX ranges)");
+  if (options.cpu && !options.cuda)
+    throw std::invalid_argument(
+        "record: --cpu needs --cuda (it adds host allocations to a CUDA trace; without --cuda "
+        "host allocations are what record records)");
 #if !ALLOCLAB_HAVE_CUDA  // from alloclab_strategies: the CUDA upstreams and tracer were built
   if (options.cuda)
     throw std::runtime_error(

@@ -19,7 +19,8 @@ struct CudaRecordOptions {
   bool preload() const { return !cuda || cpu; }
 };
 
-// Throws std::invalid_argument for combinations that mean nothing (--run-range without --cuda)
+// Throws std::invalid_argument for combinations that mean nothing (--run-range or --cpu without
+// --cuda)
 // and std::runtime_error when this build has no CUDA tracer.
 void check_cuda_options(const CudaRecordOptions& options);
 

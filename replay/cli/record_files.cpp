@@ -21,25 +21,6 @@
 namespace alloclab::cli {
 namespace {
 
-// Where execvp would find `command`: itself when it names a path, else the first executable
-// regular file of that name on PATH.
-std::string find_program(const std::string& command) {
-  if (command.find('/') != std::string::npos) return command;
-  const char* path = std::getenv("PATH");
-  std::string_view dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
-  while (true) {
-    const std::size_t colon = dirs.find(':');
-    const std::string dir(dirs.substr(0, colon));
-    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + command;
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        ::access(candidate.c_str(), X_OK) == 0)
-      return candidate;
-    if (colon == std::string_view::npos) return {};
-    dirs.remove_prefix(colon + 1);
-  }
-}
-
 std::uint64_t dropped_events(const Trace& trace) {
   // The tracer leaves a mark when it had to drop events (no memory for a buffer).
   static constexpr std::string_view dropped_mark = "alloclab:dropped=";
@@ -62,6 +43,23 @@ bool tracer_runs_with(const std::string& runtime) {
 }
 
 }  // namespace
+
+std::string find_program(const std::string& command) {
+  if (command.find('/') != std::string::npos) return command;
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    const std::size_t colon = dirs.find(':');
+    const std::string dir(dirs.substr(0, colon));
+    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + command;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+    if (colon == std::string_view::npos) return {};
+    dirs.remove_prefix(colon + 1);
+  }
+}
 
 TraceFileList::TraceFileList() {
   std::string pattern = (std::filesystem::temp_directory_path() / "alloclab-files-XXXXXX").string();
@@ -253,27 +251,6 @@ void check_program_linkage(const std::string& command) {
                  "sees only what that passes on to the C library\n",
                  program.c_str(), names.c_str());
   }
-}
-
-void refuse_unwritable_directory(const std::string& path) {
-  const std::filesystem::path directory =
-      std::filesystem::absolute(path).lexically_normal().parent_path();
-  std::error_code error;
-  if (!std::filesystem::is_directory(directory, error))
-    throw std::runtime_error("record: cannot write the trace " + path + ": " + directory.string() +
-                             " is not a directory");
-  if (::access(directory.c_str(), W_OK | X_OK) != 0)
-    throw std::runtime_error("record: cannot write the trace " + path + ": " + directory.string() +
-                             ": " + std::strerror(errno));
-}
-
-void refuse_existing_output(const std::string& path) {
-  std::error_code error;
-  const auto status = std::filesystem::symlink_status(path, error);
-  if (std::filesystem::is_symlink(status))
-    throw std::runtime_error(path + " is a symbolic link; the trace is never written through one");
-  if (std::filesystem::exists(status))
-    throw std::runtime_error(path + " exists; choose another name or remove it");
 }
 
 bool summarize_traces(const std::vector<TracedFile>& files) {

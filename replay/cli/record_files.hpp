@@ -47,6 +47,10 @@ void wait_for_writer_processes(const TraceFileList& files, int patience_ms = 600
 // In the child, before exec: what the tracer follows, and where it lists its files.
 void set_follow_environment(bool follow_fork, bool follow_exec, const std::string& list);
 
+// Where execvp would find `command`: itself when it names a path, else the first executable
+// regular file of that name on PATH (empty when there is none).
+std::string find_program(const std::string& command);
+
 // Throws std::runtime_error when `command` (looked up on PATH as execvp does) is setuid or
 // setgid: the loader ignores LD_PRELOAD there, and a tracer has no business in such a process.
 void refuse_setid_program(const std::string& command);
@@ -55,13 +59,6 @@ void refuse_setid_program(const std::string& command);
 // with a sanitizer (none runs with the tracer loaded), warns on stderr when the tracer cannot
 // see its allocations (statically linked; defines malloc itself).
 void check_program_linkage(const std::string& command);
-
-// Throws std::runtime_error when the directory `path` would be created in does not exist or
-// cannot be written: before the program runs, not after.
-void refuse_unwritable_directory(const std::string& path);
-
-// Throws std::runtime_error when `path` exists, also as a symbolic link (dangling or not).
-void refuse_existing_output(const std::string& path);
 
 // A note per kind of image left untraced, naming the flag that traces it. `root_pid` is the
 // started program's: when it replaced itself by exec (a wrapper script, a version manager's

@@ -2,11 +2,19 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "gui_test_util.hpp"
 
 namespace alloclab::test {
 namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 TEST(GuiProgram, alloclab_gui_runs_the_gui_program) {
   const auto dir = scratch_dir("cli");
@@ -25,14 +33,18 @@ TEST(GuiProgram, alloclab_gui_runs_the_gui_program) {
 }
 
 TEST(GuiProgram, bad_input_is_one_clear_line_and_status_2) {
-  const std::string t = traces_dir() + "/tiny.csv";
+  // Headless needs something to show: a screenshot, a new file for each case.
+  const auto dir = scratch_dir("bad-input");
+  const auto t = [&](const std::string& shot) {
+    return traces_dir() + "/tiny.csv --screenshot " + (dir / shot).string();
+  };
   struct Case {
     std::string args, message;
   } cases[] = {
-      {"/no/such/trace.alt --screenshot /dev/null", "/no/such/trace.alt"},
-      {"--size 12x", "--size '12x'"},
-      {"--view charts " + t, "unknown view 'charts'"},
-      {"-s fifo-shrink:max=lots " + t, "strategy 'fifo-shrink:max=lots'"},
+      {"/no/such/trace.alt " + t("1.png"), "/no/such/trace.alt"},
+      {"--size 12x " + t("2.png"), "--size '12x'"},
+      {"--view charts " + t("3.png"), "unknown view 'charts'"},
+      {"-s fifo-shrink:max=lots " + t("4.png"), "strategy 'fifo-shrink:max=lots'"},
       {"--script /no/such/script.txt", "cannot read the script"},
       {"--no-such-option", "--no-such-option"},
   };
@@ -41,6 +53,71 @@ TEST(GuiProgram, bad_input_is_one_clear_line_and_status_2) {
     EXPECT_EQ(r.status, 2) << c.args << "\n" << r.output;
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
   }
+}
+
+// --screenshot overwrote any file, the trace it shows included. The rule of every alloclab output
+// holds, checked before a window opens or a trace loads, by `alloclab gui` and the program alike.
+TEST(GuiProgram, a_screenshot_never_replaces_an_input_or_an_existing_file_without_force) {
+  const auto dir = scratch_dir("outputs");
+  const std::string trace = (dir / "t.csv").string(), png = (dir / "shot.png").string();
+  std::filesystem::copy_file(traces_dir() + "/tiny.csv", trace);
+  std::filesystem::create_symlink(trace, dir / "link.png");
+  std::ofstream(png) << "precious";
+  const std::string original = read_file(trace);
+  struct Case {
+    std::string args, message;
+  } cases[] = {
+      {"--screenshot " + trace + " " + trace, trace + ": --screenshot would replace the input"},
+      {"--force --screenshot " + (dir / "link.png").string() + " " + trace,
+       "would replace the input " + trace},
+      {"--screenshot " + png + " " + trace, png + ": already exists; pass --force to replace it"},
+      {"--screenshot " + (dir / "absent/shot.png").string() + " " + trace, "does not exist"},
+  };
+  for (const Case& c : cases)
+    for (const std::string& program :
+         {gui_program() + " --headless", std::string(ALLOCLAB_CLI) + " gui --headless"}) {
+      SCOPED_TRACE(program + " " + c.args);
+      const CliResult r = run_shell(program + " " + c.args);
+      EXPECT_EQ(r.status, 2) << r.output;
+      EXPECT_EQ(r.output.rfind("alloclab gui: error: ", 0), 0u) << r.output;
+      EXPECT_NE(r.output.find(c.message), std::string::npos) << r.output;
+      EXPECT_EQ(r.output.find("headless rendering"), std::string::npos) << "rendered first";
+      EXPECT_EQ(read_file(trace), original);
+      EXPECT_EQ(read_file(png), "precious");
+    }
+  const CliResult forced = run_headless("--force --size 320x240 --screenshot " + png + " " + trace);
+  ALLOCLAB_SKIP_WITHOUT_RENDERING(forced);
+  ASSERT_EQ(forced.status, 0) << forced.output;
+  EXPECT_EQ(load_png(png).width, 320);
+  // A link is replaced itself, never written through.
+  std::ofstream(dir / "other.txt") << "precious";
+  std::filesystem::create_symlink(dir / "other.txt", dir / "other.png");
+  const std::string other = (dir / "other.png").string();
+  ASSERT_EQ(run_headless("-f --size 320x240 --screenshot " + other + " " + trace).status, 0);
+  EXPECT_FALSE(std::filesystem::is_symlink(other));
+  EXPECT_EQ(load_png(other).width, 320);
+  EXPECT_EQ(read_file((dir / "other.txt").string()), "precious");
+}
+
+// `--headless` alone rendered nothing, wrote nothing and said nothing, with status 0.
+TEST(GuiProgram, headless_without_an_output_is_a_usage_error) {
+  for (const std::string& program : {gui_program(), std::string(ALLOCLAB_CLI) + " gui"}) {
+    const CliResult r = run_shell(program + " --headless " + traces_dir() + "/tiny.csv");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_EQ(r.output.rfind("alloclab gui: error: --headless shows nothing: give --screenshot, "
+                             "--script or --frame-times\nUsage: alloclab gui [OPTIONS]",
+                             0),
+              0u)
+        << r.output;
+  }
+}
+
+// A bad command line is one line, then the usage, as for every alloclab command.
+TEST(GuiProgram, a_usage_error_is_one_line_then_the_usage) {
+  const CliResult r = run_shell(gui_program() + " --size");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_EQ(r.output.rfind("alloclab gui: error: ", 0), 0u) << r.output;
+  EXPECT_NE(r.output.find("\nUsage: alloclab gui [OPTIONS]"), std::string::npos) << r.output;
 }
 
 TEST(GuiProgram, real_glfw_window_under_xvfb) {

@@ -1,0 +1,68 @@
+// End-to-end checks that damage, emptiness and odd inputs are reported where the user looks:
+// a trace from which nothing could be read, directories, endless input, pipes, alloclab's own
+// Chrome export, a trace repaired before its replay.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <sys/stat.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_test_util.hpp"
+
+namespace {
+
+using Result = alloclab::test::CliResult;
+
+Result run(const std::string& args) {
+  return alloclab::test::run_cli(args);
+}
+
+const std::string kCli = ALLOCLAB_CLI;
+
+class InputTrustCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("alloclab-input-trust-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // A generated trace of several chunks, and its bytes.
+  std::vector<char> generated(const std::string& file) const {
+    const Result g = run("generate --shape transformer --events 300000 -o " + file);
+    EXPECT_EQ(g.status, 0) << g.output;
+    std::ifstream in(file, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  static void write(const std::string& file, const std::vector<char>& bytes, std::size_t n) {
+    std::ofstream(file, std::ios::binary | std::ios::trunc)
+        .write(bytes.data(), static_cast<std::streamsize>(n));
+  }
+  static std::size_t first_chunk(const std::vector<char>& bytes) {
+    const std::string text(bytes.begin(), bytes.end());
+    return text.find("ALTC");
+  }
+
+  std::filesystem::path dir_;
+};
+
+// A CSV with only a failed allocation showed "peak live 0 B at +18446744073.71 s".
+TEST_F(InputTrustCli, nothing_live_has_no_peak_time) {
+  const std::string csv = path("failed.csv");
+  std::ofstream(csv) << "time_ns,action,address,size\n18,alloc,0,64\n";
+  const Result r = run("info " + csv);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("peak live    0 B (nothing was live)\n"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("18446744073"), std::string::npos) << r.output;
+}
+
+}  // namespace

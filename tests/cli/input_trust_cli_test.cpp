@@ -65,4 +65,16 @@ TEST_F(InputTrustCli, nothing_live_has_no_peak_time) {
   EXPECT_EQ(r.output.find("18446744073"), std::string::npos) << r.output;
 }
 
+TEST_F(InputTrustCli, csv_times_that_go_backwards_are_a_load_warning) {
+  const std::string csv = path("back.csv");
+  std::ofstream(csv) << "time_ns,action,address,size\n100,alloc,0x10,8\n50,free,0x10,\n";
+  const Result r = run("info " + csv);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("alloclab: warning: " + csv +
+                          ":3: time_ns goes backwards (earlier than the row before), here first "
+                          "and in 1 row(s) in all; the rows are replayed in file order\n"),
+            std::string::npos)
+      << r.output;
+}
+
 }  // namespace

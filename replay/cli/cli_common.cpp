@@ -113,6 +113,28 @@ ReplayInput load_for_replay(const std::string& path, const std::string& format) 
   return input;
 }
 
+void print_replay_notes(const TraceSummary& summary) {
+  if (summary.implicit_run)
+    std::printf("(no run markers in the trace: it is replayed as one run)\n");
+  const Anomalies& a = summary.anomalies;
+  if (a.total() == 0) return;
+  std::string kinds;
+  const std::pair<AnomalyKind, std::uint64_t> counts[] = {
+      {AnomalyKind::free_unknown, a.free_unknown},
+      {AnomalyKind::double_free, a.double_free},
+      {AnomalyKind::alloc_over_live, a.alloc_over_live},
+      {AnomalyKind::nested_run_begin, a.nested_run_begin},
+      {AnomalyKind::run_end_outside_run, a.run_end_outside_run}};
+  for (const auto& [kind, count] : counts)
+    if (count > 0)
+      kinds += (kinds.empty() ? "" : ", ") + std::string(to_string(kind)) + " " + grouped(count);
+  std::printf(
+      "(the trace has %s anomal%s (%s), repaired to be replayed: these numbers rest on the "
+      "repaired trace; `alloclab info %s` says where they are)\n",
+      grouped(a.total()).c_str(), a.total() == 1 ? "y" : "ies", kinds.c_str(),
+      summary.source.c_str());
+}
+
 namespace {
 
 // The temporary file being written, for the signal handler (a fixed buffer: no allocation there).

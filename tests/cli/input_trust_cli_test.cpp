@@ -77,4 +77,33 @@ TEST_F(InputTrustCli, csv_times_that_go_backwards_are_a_load_warning) {
       << r.output;
 }
 
+// A replay's numbers rest on the repaired trace when it had anomalies: the terminal says so,
+// with a pointer to `alloclab info`; the JSON report carries the counts in its trace summary.
+TEST_F(InputTrustCli, a_replay_of_a_repaired_trace_says_so) {
+  const std::string csv = path("anomalies.csv");
+  std::ofstream(csv) << "time_ns,action,address,size\n"
+                     << "1,alloc,0x10,8\n2,free,0x20,\n3,free,0x10,\n4,free,0x10,\n";
+  const std::string note =
+      "(the trace has 2 anomalies (free of unknown address 1, double free "
+      "1), repaired to be replayed: these numbers rest on the repaired "
+      "trace; `alloclab info " +
+      csv + "` says where they are)\n";
+  const std::string report = path("report.json");
+  for (const std::string& args :
+       {"replay " + csv + " -s exact --json " + report,
+        "sweep " + csv + " -s 'fifo-shrink:max={1KiB..2KiB:x2}'", "advise " + csv}) {
+    SCOPED_TRACE(args);
+    const Result r = run(args);
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find(note), std::string::npos) << r.output;
+  }
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(report));
+  EXPECT_EQ(j["trace"]["anomalies"]["total"], 2);
+  EXPECT_EQ(j["trace"]["first_anomalies"].size(), 2u);
+
+  const Result clean = run("replay " + std::string(ALLOCLAB_TRACES_DIR) + "/tiny.csv -s exact");
+  ASSERT_EQ(clean.status, 0) << clean.output;
+  EXPECT_EQ(clean.output.find("repaired"), std::string::npos) << clean.output;
+}
+
 }  // namespace

@@ -55,6 +55,19 @@ class InputTrustCli : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+// `info` of alloclab's own Chrome export said "not a PyTorch memory snapshot".
+TEST_F(InputTrustCli, info_of_alloclabs_chrome_export_says_what_it_is) {
+  const std::string exported = path("export.json");
+  ASSERT_EQ(run("convert " + std::string(ALLOCLAB_TRACES_DIR) + "/tiny.csv " + exported).status, 0);
+  const Result r = run("info " + exported);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find(exported + ": a Chrome/Perfetto trace that alloclab wrote"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("read the trace it was made from (.alt, .csv)"), std::string::npos)
+      << r.output;
+}
+
 // A CSV with only a failed allocation showed "peak live 0 B at +18446744073.71 s".
 TEST_F(InputTrustCli, nothing_live_has_no_peak_time) {
   const std::string csv = path("failed.csv");

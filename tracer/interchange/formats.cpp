@@ -163,7 +163,9 @@ Trace read_trace(const std::string& path, std::optional<TraceFormat> format) {
       // A .json that is not a snapshot: the snapshot reader says what is wrong with it (cannot
       // open, not JSON, or no "device_traces").
       if (guessed) return read_torch_snapshot_json(path);
-      throw InputError(path + ": Chrome trace JSON is an export format; alloclab cannot read it");
+      throw InputError(path +
+                       ": Chrome trace JSON is an export format; alloclab cannot read it back: "
+                       "read the trace it was made from (.alt, .csv)");
   }
   throw InputError(path + ": unknown trace format");
 }

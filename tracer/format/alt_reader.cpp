@@ -239,6 +239,10 @@ class AltLoader {
     return out;
   }
 
+  // How far ahead of this reader's format version a file's may be and still be taken for a
+  // newer alloclab's (versions go up one at a time); further ahead, the version field is damaged.
+  static constexpr std::uint32_t max_version_lead = 16;
+
   std::size_t parse_header() {
     const std::size_t size = source_.size();
     if (size == 0) header_error(0, "empty file, not an alloclab trace");
@@ -249,11 +253,13 @@ class AltLoader {
       header_error(size, "truncated header (" + std::to_string(size) + " bytes)");
     const std::uint32_t version = get_u32(source_.at(8, 4));
     version_ = version;
-    if (version == 0) header_error(8, "invalid format version 0");
-    if (version > alt_format_version)
+    if (version == 0) header_error(8, "invalid format version 0, the header is damaged");
+    // Versions go up one at a time: one far beyond this reader's is a damaged field, not the
+    // future (a flipped high byte reads as billions).
+    if (version > alt_format_version + max_version_lead)
       header_error(8, "format version " + std::to_string(version) +
-                          " is newer than this alloclab reads (" +
-                          std::to_string(alt_format_version) + "); upgrade alloclab");
+                          " is impossible (alloclab's formats are 1 to " +
+                          std::to_string(alt_format_version) + "), the header is damaged");
     const std::uint32_t metadata_bytes = get_u32(source_.at(12, 4));
     if (metadata_bytes > detail::alt_max_metadata_bytes)
       header_error(12, "metadata length " + std::to_string(metadata_bytes) + " is implausible");
@@ -262,8 +268,17 @@ class AltLoader {
       header_error(size, "truncated header (metadata needs " + std::to_string(header_end) +
                              " bytes, file has " + std::to_string(size) + ")");
     const std::uint8_t* header = source_.at(0, header_end);
+    // The checksum covers the version: a version a little ahead whose checksum fails is damage
+    // too, and only an intact one is a newer writer's.
     if (get_u32(header + header_end - 4) != detail::crc32_of(header + 8, 8 + metadata_bytes))
-      header_error(header_end - 4, "header checksum mismatch");
+      header_error(header_end - 4, version > alt_format_version
+                                       ? "header checksum mismatch (its format version reads " +
+                                             std::to_string(version) + "), the header is damaged"
+                                       : std::string("header checksum mismatch"));
+    if (version > alt_format_version)
+      header_error(8, "format version " + std::to_string(version) +
+                          " is newer than this alloclab reads (" +
+                          std::to_string(alt_format_version) + "); upgrade alloclab");
     try {
       trace_.metadata =
           nlohmann::json::parse(header + detail::alt_fixed_header_bytes, header + header_end - 4);
@@ -371,8 +386,11 @@ class AltLoader {
                               version_, h)) {
         const std::size_t next = resynchronise(pos);
         warn(pos, chunk,
-             "damaged chunk header; skipped " + std::to_string(next - pos) +
-                 " bytes to the next intact chunk");
+             next < size ? "damaged chunk header; skipped " + std::to_string(next - pos) +
+                               " bytes to the next intact chunk"
+                         : "damaged chunk header and no intact chunk after it; the rest of the "
+                           "file (" +
+                               std::to_string(size - pos) + " bytes) is lost");
         ++stats.damaged_chunks;
         ++chunk;
         pos = next;

@@ -55,6 +55,42 @@ class InputTrustCli : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+// `head -c 400 x.alt > t.alt` (the header and part of the first chunk) gave exit 0 and an
+// empty report from every command. A non-empty file of which nothing could be read is exit 2.
+TEST_F(InputTrustCli, no_event_read_from_a_trace_with_chunks_is_exit_2_in_every_command) {
+  const std::vector<char> bytes = generated(path("whole.alt"));
+  const std::size_t chunk = first_chunk(bytes);
+  ASSERT_NE(chunk, std::string::npos);
+  const std::string cut = path("cut.alt");
+  write(cut, bytes, chunk + 100);  // the header and the start of the first chunk
+  const std::string expected =
+      "alloclab: error: " + cut + "@" + std::to_string(chunk) + ", chunk 0: truncated chunk";
+  for (const std::string& args :
+       {"info " + cut, "info --json " + cut, "info --stacks " + cut, "replay " + cut + " -s exact",
+        "sweep " + cut + " -s 'fifo-shrink:max={1MiB..2MiB:x2}'", "advise " + cut,
+        "convert " + cut + " " + path("out.csv")}) {
+    SCOPED_TRACE(args);
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_EQ(r.output.rfind(expected, 0), 0u) << r.output;
+    EXPECT_NE(r.output.find("; no event could be read from the file\n"), std::string::npos)
+        << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(path("out.csv")));
+}
+
+// A well-formed trace with no events is an empty trace, not an error.
+TEST_F(InputTrustCli, a_header_only_alt_and_a_header_only_csv_are_empty_traces) {
+  const std::vector<char> bytes = generated(path("whole.alt"));
+  write(path("empty.alt"), bytes, first_chunk(bytes));
+  std::ofstream(path("empty.csv")) << "time_ns,action,address,size\n";
+  for (const char* name : {"empty.alt", "empty.csv"}) {
+    const Result r = run("info " + path(name));
+    EXPECT_EQ(r.status, 0) << name << "\n" << r.output;
+    EXPECT_NE(r.output.find("events       0 "), std::string::npos) << r.output;
+  }
+}
+
 // `info` of alloclab's own Chrome export said "not a PyTorch memory snapshot".
 TEST_F(InputTrustCli, info_of_alloclabs_chrome_export_says_what_it_is) {
   const std::string exported = path("export.json");

@@ -234,6 +234,42 @@ TEST(AltDamage, a_damaged_last_chunk_header_says_the_rest_of_the_file_is_lost) {
                                std::to_string(bytes.size() - at) + " bytes) is lost");
 }
 
+// `head -c 400 x.alt` kept the header and part of a chunk: the load gave an empty trace and
+// every command an empty answer, exit 0. Chunks of which none could be read are an error.
+TEST(AltDamage, a_file_with_chunks_none_of_which_can_be_read_is_an_error) {
+  TempFile file("nothing-readable.alt");
+  const std::vector<char> bytes = written(ten_chunk_trace(), file);
+  const std::size_t first = chunk_offset(bytes, 0);
+  for (std::size_t keep : {first + 7, first + 60}) {
+    file.write(std::vector<char>(bytes.begin(), bytes.begin() + static_cast<long>(keep)));
+    const std::string error = load_error(file);
+    EXPECT_EQ(
+        error.rfind(file.path() + "@" + std::to_string(first) + ", chunk 0: truncated chunk", 0),
+        0u)
+        << error;
+    EXPECT_NE(error.find("; no event could be read from the file"), std::string::npos) << error;
+  }
+  // Every chunk's payload damaged: the first warning, and how many chunks were lost.
+  std::vector<char> damaged = bytes;
+  for (int c = 0; c < 10; ++c) damaged[chunk_offset(bytes, c) + 30] ^= 0x01;
+  file.write(damaged);
+  const std::string error = load_error(file);
+  EXPECT_NE(error.find("chunk 0: checksum mismatch"), std::string::npos) << error;
+  EXPECT_NE(error.find("no event could be read from the file (10 damaged chunks)"),
+            std::string::npos)
+      << error;
+}
+
+// A header and no chunk at all is a well-formed empty trace (a program that allocated nothing).
+TEST(AltDamage, a_header_without_chunks_is_an_empty_trace) {
+  TempFile file("header-only.alt");
+  const std::vector<char> bytes = written(Trace{}, file);
+  EXPECT_EQ(chunk_offset(bytes, 0), std::string::npos);
+  AltLoadStats stats;
+  EXPECT_EQ(read_alt(file.path(), &stats).size(), 0u);
+  EXPECT_EQ(stats.damaged_chunks, 0u);
+}
+
 TEST(AltDamage, every_single_byte_flip_is_survived) {
   // Whatever byte breaks, the loader either reports a header error or loads the intact rest.
   const Trace original = ten_chunk_trace();

@@ -144,6 +144,7 @@ class AltLoader {
     stats.file_bytes = source_.size();
     const std::size_t first_chunk = parse_header();
     read_chunks(first_chunk, stats);
+    if (!tail_only_) refuse_if_nothing_was_read(stats, trace_.warnings);
     return std::move(trace_);
   }
 
@@ -203,6 +204,7 @@ class AltLoader {
     memory.table_bytes = trace_.memory_parts().table_bytes;
     result.memory_bytes = memory.bytes();
     result.warnings = sorted_warnings();
+    refuse_if_nothing_was_read(stats, result.warnings);
     result.origins = trace_.origins();
     return result;
   }
@@ -219,6 +221,17 @@ class AltLoader {
     std::uint64_t n = 0;
     for (std::size_t i = 0; i < trace_.size(); ++i) n += trace_.stack_id(i) != 0;
     return n;
+  }
+
+  // A file with chunks of which none could be read is not an empty trace: an empty report of it
+  // would look like an answer. (A header and no chunk at all is an empty trace, well formed.)
+  void refuse_if_nothing_was_read(const AltLoadStats& stats,
+                                  const std::vector<std::string>& warnings) const {
+    if (stats.events > 0 || stats.damaged_chunks == 0 || warnings.empty()) return;
+    std::string what = warnings.front() + "; no event could be read from the file";
+    if (stats.damaged_chunks > 1)
+      what += " (" + std::to_string(stats.damaged_chunks) + " damaged chunks)";
+    throw InputError(what);
   }
 
   [[noreturn]] void header_error(std::uint64_t offset, const std::string& what) const {

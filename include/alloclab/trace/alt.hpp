@@ -41,7 +41,9 @@ struct AltLoadStats {
 
 // Reads every intact chunk; damage becomes warnings in Trace::warnings. Throws InputError
 // ("file@offset, header: ...") when the header itself is unusable: empty file, wrong magic, a
-// format version from the future, a truncated header.
+// format version from the future (or an impossible one: damage), a truncated header; and
+// ("file@offset, chunk N: ...; no event could be read from the file") when the file has chunks
+// and none of them could be read.
 Trace read_alt(const std::string& path, AltLoadStats* stats = nullptr);
 // Same, from the file's bytes already in memory; `name` is the file name used in messages.
 Trace parse_alt(std::vector<std::uint8_t> bytes, const std::string& name,

@@ -24,6 +24,70 @@ using test::data_file;
 using test::input_error;
 using test::temp_file;
 
+// /dev/zero never ends a line: the CSV and RMM readers grew one line until memory ran out.
+TEST(InputKinds, an_endless_line_is_refused_at_the_record_bound) {
+  EXPECT_EQ(input_error([] { read_csv("/dev/zero"); }),
+            "/dev/zero:1: a line longer than 16 MiB (from byte 0; not a text file?)");
+  EXPECT_EQ(input_error([] { read_rmm_log("/dev/zero"); }),
+            "/dev/zero:1: a line longer than 16 MiB (from byte 0; not a text file?)");
+}
+
+// The bound holds at any line, and a line just under it is read.
+TEST(InputKinds, a_line_over_16_mib_is_refused_with_its_line_and_byte_offset) {
+  const std::string path = temp_file("long-label.csv");
+  const std::string header = "action,address,size,label\n";
+  const std::string row = "alloc,0x10,8,\n";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << header << row << "mark,,," << std::string(interchange_detail::max_record_bytes, 'x')
+        << "\n";
+  }
+  EXPECT_EQ(input_error([&] { read_csv(path); }),
+            path + ":3: a line longer than 16 MiB (from byte " +
+                std::to_string(header.size() + row.size()) + "; not a text file?)");
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << header << "mark,,,"
+        << std::string(interchange_detail::max_record_bytes - std::string("mark,,,").size(), 'x')
+        << "\n"
+        << row;
+  }
+  const Trace t = read_csv(path);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t.label(0).size(), interchange_detail::max_record_bytes - 7);
+  std::filesystem::remove(path);
+}
+
+// An unterminated quote turns the rest of the file into one field: bounded the same way.
+TEST(InputKinds, a_quoted_field_running_past_16_mib_is_refused) {
+  const std::string path = temp_file("open-quote.csv");
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "action,address,size,label\nmark,,,\"never closed\n";
+    const std::string line(1023, 'y');
+    for (std::size_t n = 0; n < (interchange_detail::max_record_bytes >> 10) + 1; ++n)
+      out << line << '\n';
+  }
+  EXPECT_EQ(input_error([&] { read_csv(path); }),
+            path +
+                ":2: a quoted field runs on for more than 16 MiB (from byte 26; a missing "
+                "closing '\"'?)");
+  std::filesystem::remove(path);
+}
+
+TEST(InputKinds, json_that_no_snapshot_can_be_is_refused_with_its_byte_offset) {
+  EXPECT_EQ(input_error([] { read_torch_snapshot_json("/dev/zero"); }),
+            "/dev/zero: byte 0 is 0x00, which JSON text never holds (a binary file?)");
+  const std::string path = temp_file("spaces.json");
+  std::ofstream(path) << std::string(3000, ' ') << "{}";
+  EXPECT_EQ(input_error([&] { interchange_detail::read_json_text(path, 1000); }),
+            path +
+                ": more than 1000 bytes of JSON (at byte 1000), more than any memory snapshot "
+                "holds; not one document?");
+  EXPECT_EQ(interchange_detail::read_json_text(path, 4000).size(), 3002u);
+  std::filesystem::remove(path);
+}
+
 // `info` of alloclab's own Chrome/Perfetto export said "not a PyTorch memory snapshot".
 TEST(InputKinds, alloclabs_chrome_export_is_recognised_for_what_it_is) {
   const std::string path = temp_file("export.json");

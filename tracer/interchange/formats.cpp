@@ -44,24 +44,17 @@ std::pair<std::string, bool> strip_gz(const std::string& path) {
 bool has_rmm_header(const std::string& path) {
   try {
     interchange_detail::InputFile file(path);
-    std::string line;
-    while (std::getline(file.stream(), line)) {
-      if (line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.empty() || line.front() == '#') continue;
-      bool action = false, pointer = false, has_time = false;
-      std::size_t start = 0;
-      for (;;) {
-        const std::size_t comma = std::min(line.find(',', start), line.size());
-        const std::string name = interchange_detail::lowercase(line.substr(start, comma - start));
-        action = action || name == "action";
-        pointer = pointer || name == "pointer";
-        has_time = has_time || name == "time";
-        if (comma == line.size()) break;
-        start = comma + 1;
-      }
-      return action && pointer && has_time;
+    interchange_detail::RecordReader reader(file.stream(), path, /*comments=*/true);
+    interchange_detail::Record header;
+    if (!reader.next(header)) return false;
+    bool action = false, pointer = false, has_time = false;
+    for (const std::string& field : header.fields) {
+      const std::string name = interchange_detail::lowercase(field);
+      action = action || name == "action";
+      pointer = pointer || name == "pointer";
+      has_time = has_time || name == "time";
     }
+    return action && pointer && has_time;
   } catch (const std::exception&) {
     // Unreadable: the reader will say why.
   }

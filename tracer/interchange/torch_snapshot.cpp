@@ -259,7 +259,7 @@ Trace parse_torch_snapshot_json(const std::string& json_text, const std::string&
 }
 
 Trace read_torch_snapshot_json(const std::string& path) {
-  return parse_torch_snapshot_json(interchange_detail::read_whole_file(path), path);
+  return parse_torch_snapshot_json(interchange_detail::read_json_text(path), path);
 }
 
 }  // namespace alloclab

@@ -161,6 +161,7 @@ void Model::open(const std::string& path) {
   const std::string label = "open " + base_name(path);
   if (looks_like_report(path)) {
     jobs.push_back(std::make_unique<Job>(label, [path](Job::Context&) -> Job::Apply {
+      refuse_directory(path);
       std::ifstream in(path);
       if (!in) throw InputError(path + ": cannot open");
       nlohmann::json json;

@@ -58,10 +58,6 @@ void add_all_commands(CLI::App& app) {
 
 namespace {
 
-bool is_alt_input(const std::string& path, const std::optional<TraceFormat>& chosen) {
-  return chosen ? *chosen == TraceFormat::alt : looks_like_alt(path);
-}
-
 std::optional<TraceFormat> chosen_format(const std::string& format) {
   if (format.empty()) return std::nullopt;
   const std::optional<TraceFormat> chosen = parse_format(format);
@@ -76,25 +72,41 @@ void print_warnings(const std::vector<std::string>& warnings) {
     std::fprintf(stderr, "alloclab: warning: %s\n", warning.c_str());
 }
 
-}  // namespace
+// The format a trace is read as: the one given; else .alt when the file starts with its magic,
+// whatever its name; else the one its name (and for .csv and .json its content) says.
+TraceFormat input_format(const std::string& path, const std::optional<TraceFormat>& chosen) {
+  if (chosen) return *chosen;
+  return looks_like_alt(path) ? TraceFormat::alt : format_from_path(path);
+}
 
-LoadedTrace load_trace(const std::string& path, const std::string& format) {
+LoadedTrace load_detected(const std::string& path, const std::optional<TraceFormat>& chosen,
+                          TraceFormat detected) {
   LoadedTrace loaded;
-  const std::optional<TraceFormat> chosen = chosen_format(format);
-  if (is_alt_input(path, chosen)) {
+  if (detected == TraceFormat::alt) {
     AltLoadStats stats;
     loaded.trace = read_alt(path, &stats);
     loaded.file_bytes = stats.file_bytes;
+  } else if (!chosen && detected == TraceFormat::chrome) {
+    loaded.trace = read_trace(path);  // a .json that is no snapshot: the reader says what it is
   } else {
-    loaded.trace = read_trace(path, chosen);
+    loaded.trace = read_trace(path, detected);
   }
   print_warnings(loaded.trace.warnings);
   return loaded;
 }
 
+}  // namespace
+
+LoadedTrace load_trace(const std::string& path, const std::string& format) {
+  const std::optional<TraceFormat> chosen = chosen_format(format);
+  return load_detected(path, chosen, input_format(path, chosen));
+}
+
 ReplayInput load_for_replay(const std::string& path, const std::string& format) {
   ReplayInput input;
-  if (is_alt_input(path, chosen_format(format))) {
+  const std::optional<TraceFormat> chosen = chosen_format(format);
+  const TraceFormat detected = input_format(path, chosen);
+  if (detected == TraceFormat::alt) {
     // Streamed: the whole trace's event columns would otherwise be held beside the resolved
     // trace, doubling the peak memory of a large trace's load.
     AltLoadStats stats;
@@ -104,7 +116,7 @@ ReplayInput load_for_replay(const std::string& path, const std::string& format) 
     input.summary = std::move(loaded.summary);
     input.summary.file_bytes = stats.file_bytes;
   } else {
-    const LoadedTrace loaded = load_trace(path, format);
+    const LoadedTrace loaded = load_detected(path, chosen, detected);
     input.resolved = resolve(loaded.trace);
     input.summary = summarize(loaded.trace, input.resolved);
     input.summary.file_bytes = loaded.file_bytes;

@@ -91,6 +91,98 @@ TEST_F(InputTrustCli, a_header_only_alt_and_a_header_only_csv_are_empty_traces) 
   }
 }
 
+// A directory was std::bad_alloc or "basic_filebuf::underflow error", naming nothing.
+TEST_F(InputTrustCli, a_directory_given_as_an_input_is_refused_by_name) {
+  const std::string dir = path("inputs.alt");
+  const std::string json_dir = path("report.json");
+  std::filesystem::create_directories(dir);
+  std::filesystem::create_directories(json_dir);
+  const std::string trace = std::string(ALLOCLAB_TRACES_DIR) + "/tiny.csv";
+  const struct {
+    std::string args, named;
+  } cases[] = {
+      {"info " + dir, dir},
+      {"info " + dir_.string(), dir_.string()},
+      {"info --from csv " + dir, dir},
+      {"info --from torch " + json_dir, json_dir},
+      {"replay " + dir + " -s exact", dir},
+      {"convert " + dir + " " + path("out.csv"), dir},
+      {"replay " + trace + " -s exact --cost-model " + dir, dir},
+      {"merge " + path("merged.json") + " " + json_dir, json_dir},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args);
+    const Result r = run(c.args);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_EQ(r.output, "alloclab: error: " + c.named + ": is a directory\n");
+  }
+}
+
+// `info --from csv /dev/zero` grew one line until std::bad_alloc. Run with a memory and time
+// limit, so a regression fails here instead of taking the machine down.
+TEST_F(InputTrustCli, endless_input_is_refused_with_the_file_and_byte_offset) {
+#if defined(__SANITIZE_ADDRESS__)
+  const std::string limits = "timeout 20 ";
+#else
+  const std::string limits = "ulimit -v 2000000 && timeout 20 ";
+#endif
+  const struct {
+    std::string from, message;
+  } cases[] = {
+      {"csv", "/dev/zero:1: a line longer than 16 MiB (from byte 0; not a text file?)"},
+      {"rmm", "/dev/zero:1: a line longer than 16 MiB (from byte 0; not a text file?)"},
+      {"torch", "/dev/zero: byte 0 is 0x00, which JSON text never holds (a binary file?)"},
+      {"alt", "/dev/zero@0, header: not an alloclab trace (bad magic)"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.from);
+    const Result r =
+        alloclab::test::run_shell(limits + kCli + " info --from " + c.from + " /dev/zero");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_EQ(r.output, "alloclab: error: " + c.message + "\n");
+  }
+}
+
+// `info <(cat x.alt)` and `cat x.alt | alloclab info /dev/stdin` said "empty file".
+TEST_F(InputTrustCli, an_alt_trace_from_a_pipe_reads_as_the_file) {
+  const std::string trace = path("piped.alt");
+  generated(trace);
+  const Result direct = run("info --json " + trace);
+  ASSERT_EQ(direct.status, 0) << direct.output;
+  nlohmann::json expected = nlohmann::json::parse(direct.output);
+  expected.erase("source");
+
+  const std::string fifo = path("fifo"), named_fifo = path("named.alt");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo(named_fifo.c_str(), 0600), 0);
+  // The feeding `cat` gives up after a while if the reader never opens the pipe.
+  const auto feed = [&](const std::string& to) {
+    return "(timeout 20 sh -c 'cat " + trace + " > " + to + "' >/dev/null 2>&1 &) ; ";
+  };
+  for (const std::string& command :
+       {feed(fifo) + kCli + " info --json --from alt " + fifo,
+        feed(named_fifo) + kCli + " info --json " + named_fifo,
+        "cat " + trace + " | " + kCli + " info --json --from alt /dev/stdin"}) {
+    SCOPED_TRACE(command);
+    const Result r = alloclab::test::run_shell(command);
+    ASSERT_EQ(r.status, 0) << r.output;
+    nlohmann::json got = nlohmann::json::parse(r.output);
+    got.erase("source");
+    EXPECT_EQ(got, expected);
+  }
+  // Replayed from a pipe (the streamed load) as from the file.
+  const Result file_replay = run("replay " + trace + " -s exact");
+  const Result piped_replay =
+      alloclab::test::run_shell(feed(fifo) + kCli + " replay --from alt " + fifo + " -s exact");
+  ASSERT_EQ(piped_replay.status, 0) << piped_replay.output;
+  EXPECT_EQ(piped_replay.output, file_replay.output);
+  // Without a name or --from, its format would have to be read out of it: say so.
+  const Result unnamed = run("info " + fifo);
+  EXPECT_EQ(unnamed.status, 2) << unnamed.output;
+  EXPECT_NE(unnamed.output.find(fifo + ": a pipe or device"), std::string::npos) << unnamed.output;
+  EXPECT_NE(unnamed.output.find("name the format"), std::string::npos) << unnamed.output;
+}
+
 // `info` of alloclab's own Chrome export said "not a PyTorch memory snapshot".
 TEST_F(InputTrustCli, info_of_alloclabs_chrome_export_says_what_it_is) {
   const std::string exported = path("export.json");

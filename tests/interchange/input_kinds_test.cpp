@@ -24,6 +24,21 @@ using test::data_file;
 using test::input_error;
 using test::temp_file;
 
+TEST(InputKinds, a_directory_is_refused_by_name_in_every_reader) {
+  const std::string dir = temp_file("trace.csv");
+  std::filesystem::create_directories(dir);
+  const std::string expected = dir + ": is a directory";
+  EXPECT_EQ(input_error([&] { read_csv(dir); }), expected);
+  EXPECT_EQ(input_error([&] { read_rmm_log(dir); }), expected);
+  EXPECT_EQ(input_error([&] { read_torch_snapshot_json(dir); }), expected);
+  EXPECT_EQ(input_error([&] { read_trace(dir); }), expected);
+  EXPECT_EQ(input_error([&] { format_from_path(dir); }), expected);
+  for (TraceFormat f :
+       {TraceFormat::alt, TraceFormat::csv, TraceFormat::rmm, TraceFormat::torch_snapshot})
+    EXPECT_EQ(input_error([&] { read_trace(dir, f); }), expected) << to_string(f);
+  std::filesystem::remove(dir);
+}
+
 // /dev/zero never ends a line: the CSV and RMM readers grew one line until memory ran out.
 TEST(InputKinds, an_endless_line_is_refused_at_the_record_bound) {
   EXPECT_EQ(input_error([] { read_csv("/dev/zero"); }),
@@ -86,6 +101,29 @@ TEST(InputKinds, json_that_no_snapshot_can_be_is_refused_with_its_byte_offset) {
                 "holds; not one document?");
   EXPECT_EQ(interchange_detail::read_json_text(path, 4000).size(), 3002u);
   std::filesystem::remove(path);
+}
+
+// Reading a pipe's first lines to tell RMM from CSV (or a snapshot from a Chrome trace) took
+// them from the reader. A pipe is read once: by its name, or by the format the user names.
+TEST(InputKinds, a_pipe_is_told_by_its_name_and_never_looked_into) {
+  const std::string dir = temp_file("fifos");
+  std::filesystem::create_directories(dir);
+  const std::string csv = dir + "/log.csv", json = dir + "/s.json", bare = dir + "/trace";
+  for (const std::string& p : {csv, json, bare}) ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0);
+  // No writer: a look inside would block here.
+  EXPECT_EQ(format_from_path(csv), TraceFormat::csv);
+  EXPECT_EQ(format_from_path(json), TraceFormat::torch_snapshot);
+  const std::string message = input_error([&] { format_from_path(bare); });
+  EXPECT_NE(message.find(bare + ": a pipe or device"), std::string::npos) << message;
+  EXPECT_NE(message.find("name the format"), std::string::npos) << message;
+  // An RMM log through a pipe keeps its header when its format is named.
+  std::thread writer([&] {
+    std::ofstream(csv) << "Thread,Time,Action,Pointer,Size,Stream\n"
+                       << "1,09:00:00.000001,allocate,0x10,64,0x0\n";
+  });
+  EXPECT_EQ(read_trace(csv, TraceFormat::rmm).size(), 1u);
+  writer.join();
+  std::filesystem::remove_all(dir);
 }
 
 // `info` of alloclab's own Chrome/Perfetto export said "not a PyTorch memory snapshot".

@@ -8,7 +8,9 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -22,15 +24,110 @@ namespace {
 
 using detail::get_u32;
 
+// The input named `path`, opened for reading, with its size when it has one (a regular file).
+struct OpenedInput {
+  int fd = -1;
+  bool regular = false;
+  std::size_t size = 0;
+};
+
+OpenedInput open_input(const std::string& path) {
+  refuse_directory(path);
+  OpenedInput in;
+  in.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in.fd < 0) throw InputError(path + ": cannot open for reading: " + std::strerror(errno));
+  struct stat st = {};
+  if (::fstat(in.fd, &st) != 0) {
+    const int error = errno;
+    ::close(in.fd);
+    throw InputError(path + ": cannot open for reading: " + std::strerror(error));
+  }
+  in.regular = S_ISREG(st.st_mode);
+  in.size = in.regular ? static_cast<std::size_t>(std::max<off_t>(0, st.st_size)) : 0;
+  return in;
+}
+
+// Reads a pipe (or any input without a size) to its end, handing each block to `sink`. Input
+// that does not start with the .alt magic ends after its first bytes: the loader refuses it
+// from those, and an endless input (/dev/zero) ends there instead of filling memory or disk.
+void read_stream(int fd, const std::string& path,
+                 const std::function<void(const std::uint8_t*, std::size_t)>& sink) {
+  std::vector<std::uint8_t> block(std::size_t{1} << 20);
+  std::size_t total = 0;
+  for (;;) {
+    // The magic's bytes first, alone, so nothing past them is read from input that lacks it.
+    const std::size_t wanted =
+        total < detail::alt_magic.size() ? detail::alt_magic.size() - total : block.size();
+    const ssize_t got = ::read(fd, block.data(), wanted);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw InputError(path + ": read error: " + std::strerror(errno));
+    if (got == 0) return;
+    sink(block.data(), static_cast<std::size_t>(got));
+    const std::size_t before = total;
+    total += static_cast<std::size_t>(got);
+    if (before < detail::alt_magic.size() && total <= detail::alt_magic.size() &&
+        std::memcmp(block.data(), detail::alt_magic.data() + before, total - before) != 0)
+      return;
+  }
+}
+
 std::vector<std::uint8_t> read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw InputError(path + ": cannot open for reading");
-  const std::streamsize size = in.tellg();
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(std::max<std::streamsize>(0, size)));
-  in.seekg(0);
-  if (size > 0 && !in.read(reinterpret_cast<char*>(bytes.data()), size))
-    throw InputError(path + ": read error");
+  const OpenedInput in = open_input(path);
+  std::vector<std::uint8_t> bytes;
+  try {
+    if (in.regular) {
+      bytes.resize(in.size);
+      for (std::size_t done = 0; done < in.size;) {
+        const ssize_t got =
+            ::pread(in.fd, bytes.data() + done, in.size - done, static_cast<off_t>(done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) throw InputError(path + ": read error");
+        done += static_cast<std::size_t>(got);
+      }
+    } else {
+      read_stream(in.fd, path, [&](const std::uint8_t* data, std::size_t n) {
+        bytes.insert(bytes.end(), data, data + n);
+      });
+    }
+  } catch (...) {
+    ::close(in.fd);
+    throw;
+  }
+  ::close(in.fd);
   return bytes;
+}
+
+// A pipe's content in an unlinked temporary file (in $TMPDIR, else /tmp), so that a streamed
+// load reads it at any offset while holding no more of it in memory than of a regular file.
+// Returns the temporary file's descriptor; the file goes away when it is closed.
+int spool_to_temporary_file(int fd, const std::string& path) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  int out = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (out < 0) {  // a file system without O_TMPFILE: a named file, unlinked at once
+    std::string name = (dir / "alloclab-pipe-XXXXXX").string();
+    out = ::mkostemp(name.data(), O_CLOEXEC);
+    if (out >= 0) ::unlink(name.c_str());
+  }
+  if (out < 0)
+    throw InputError(path + ": cannot make a temporary copy of this pipe in " + dir.string() +
+                     ": " + std::strerror(errno));
+  try {
+    read_stream(fd, path, [&](const std::uint8_t* data, std::size_t n) {
+      while (n > 0) {
+        const ssize_t put = ::write(out, data, n);
+        if (put < 0 && errno == EINTR) continue;
+        if (put < 0)
+          throw InputError(path + ": cannot copy this pipe to a temporary file in " + dir.string() +
+                           ": " + std::strerror(errno));
+        data += put;
+        n -= static_cast<std::size_t>(put);
+      }
+    });
+  } catch (...) {
+    ::close(out);
+    throw;
+  }
+  return out;
 }
 
 // A file source reads this much ahead of what at() asks for, unless the caller knows better: a
@@ -64,11 +161,22 @@ class MemorySource final : public ByteSource {
 class FileSource final : public ByteSource {
  public:
   explicit FileSource(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const OpenedInput in = open_input(path);
+    fd_ = in.fd;
+    size_ = in.size;
+    if (in.regular) return;
+    // A pipe can be read only once, in order; the loader reads parts of the file again.
+    try {
+      fd_ = spool_to_temporary_file(in.fd, path);
+    } catch (...) {
+      ::close(in.fd);
+      throw;
+    }
+    ::close(in.fd);
     struct stat st = {};
-    if (fd_ < 0 || ::fstat(fd_, &st) != 0) {
-      if (fd_ >= 0) ::close(fd_);
-      throw InputError(path + ": cannot open for reading");
+    if (::fstat(fd_, &st) != 0) {
+      ::close(fd_);
+      throw InputError(path + ": cannot read the temporary copy of this pipe");
     }
     size_ = static_cast<std::size_t>(std::max<off_t>(0, st.st_size));
   }
@@ -581,6 +689,9 @@ AltStreamResult stream_alt(const std::string& path,
 }
 
 bool looks_like_alt(const std::string& path) {
+  // Reading a pipe's first bytes would take them from the reader that comes next.
+  struct stat st = {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   std::ifstream in(path, std::ios::binary);
   std::uint8_t magic[8] = {};
   if (!in.read(reinterpret_cast<char*>(magic), sizeof magic)) return false;

@@ -121,14 +121,23 @@ std::string_view to_string(TraceFormat format) {
 }
 
 TraceFormat format_from_path(const std::string& path) {
+  refuse_directory(path);
+  // A pipe's content can be read once: looking into it would take it from the reader.
+  const bool stream = is_stream_input(path);
   const auto by_name = format_from_name(path);
   if (!by_name) {
+    if (stream)
+      throw InputError(path +
+                       ": a pipe or device, whose format cannot be told from its name, and "
+                       "looking at its first bytes would consume them; name the format (alt, "
+                       "csv, rmm, torch)");
     if (is_alt_file(path)) return TraceFormat::alt;
     throw InputError(path + ": cannot tell the trace format from the file name (accepted: " +
                      std::string(accepted_extensions) + "; or name the format)");
   }
-  if (*by_name == TraceFormat::csv && has_rmm_header(path)) return TraceFormat::rmm;
-  if (*by_name == TraceFormat::chrome && mentions_device_traces(path))
+  if (*by_name == TraceFormat::csv && !stream && has_rmm_header(path)) return TraceFormat::rmm;
+  // A .json pipe is read as a snapshot, the one JSON trace alloclab reads.
+  if (*by_name == TraceFormat::chrome && (stream || mentions_device_traces(path)))
     return TraceFormat::torch_snapshot;
   return *by_name;
 }

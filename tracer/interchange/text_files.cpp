@@ -109,6 +109,7 @@ bool is_gzip_path(const std::string& path) {
 }
 
 InputFile::InputFile(const std::string& path) {
+  refuse_directory(path);
   gzFile file = gzopen(path.c_str(), "rb");
   if (file == nullptr) throw InputError(path + ": cannot open: " + std::strerror(errno));
   buffer_ = std::make_unique<GzReadBuffer>(file, path);

@@ -118,6 +118,7 @@ CostModel cost_model_from_json(const nlohmann::json& j, const std::string& sourc
 
 CostModel load_cost_model(const std::string& name_or_path) {
   if (std::optional<CostModel> builtin = builtin_cost_model(name_or_path)) return *builtin;
+  refuse_directory(name_or_path);
   std::ifstream in(name_or_path);
   if (!in)
     throw InputError(name_or_path + ": cannot read the cost model (built-in models: host, cuda)");

@@ -1,5 +1,6 @@
 #include "app.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
@@ -158,7 +159,16 @@ void App::menu_bar() {
     if (item("Quit")) quit_requested = true;
     ImGui::EndMenu();
   }
-  ImGui::TextDisabled("  drop traces (.alt .csv .log) or reports (.json) on the window");
+  // The status line: the trace on show, when its load found damage; else how to open files.
+  if (const TraceDoc* trace = model.trace(); trace && !trace->warnings.empty()) {
+    const std::string name = std::filesystem::path(trace->path).filename().string();
+    ImGui::TextColored(ImVec4(1, 0.7f, 0.4f, 1), "  %s: %zu load warning%s, first: %s",
+                       name.c_str(), trace->warnings.size(), trace->warnings.size() == 1 ? "" : "s",
+                       trace->warnings.front().c_str());
+    track_item("status:warnings");
+  } else {
+    ImGui::TextDisabled("  drop traces (.alt .csv .log) or reports (.json) on the window");
+  }
   ImGui::EndMenuBar();
 }
 

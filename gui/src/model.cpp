@@ -1,6 +1,7 @@
 #include "model.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <optional>
 
@@ -80,6 +81,7 @@ std::shared_ptr<TraceDoc> load_trace_doc(const std::string& path) {
   summary.source = path;
   summary.file_bytes = file_bytes;
   doc->first_time_ns = summary.first_time_ns;
+  doc->warnings = trace.warnings;
   doc->summary = to_json(summary);
   trace = Trace{};  // the events are not needed once resolved
   doc->live = live_bytes_pyramid(doc->resolved, doc->first_time_ns);
@@ -161,6 +163,7 @@ void Model::open(const std::string& path) {
   const std::string label = "open " + base_name(path);
   if (looks_like_report(path)) {
     jobs.push_back(std::make_unique<Job>(label, [path](Job::Context&) -> Job::Apply {
+      refuse_directory(path);
       std::ifstream in(path);
       if (!in) throw InputError(path + ": cannot open");
       nlohmann::json json;
@@ -228,6 +231,10 @@ void Model::add_report(std::shared_ptr<ReportDoc> report) {
 }
 
 void Model::add_trace(std::shared_ptr<const TraceDoc> trace) {
+  for (const std::string& warning : trace->warnings) {
+    std::fprintf(stderr, "alloclab gui: warning: %s\n", warning.c_str());
+    messages.push_back("warning: " + warning);
+  }
   traces.push_back(std::move(trace));
   current_trace = static_cast<int>(traces.size()) - 1;
 }

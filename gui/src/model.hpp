@@ -28,6 +28,9 @@ struct TraceDoc {
   nlohmann::json summary;  // exactly `alloclab info --json`
   std::uint64_t first_time_ns = 0;
   LodPyramid live;
+  // What the load found wrong (damaged chunks, events lost, times going back), as `alloclab`
+  // prints it on stderr: a trace that lost events must not look complete.
+  std::vector<std::string> warnings;
 };
 
 // A report: opened from a file, or produced here by replaying a trace.
@@ -104,6 +107,7 @@ class Model {
   // Starts a background simulated replay of `trace` against `specs`; the report becomes current.
   void replay(std::shared_ptr<const TraceDoc> trace, std::vector<std::string> specs);
   void add_report(std::shared_ptr<ReportDoc> report);
+  // Makes `trace` current; its load warnings become messages and go to stderr, as the CLI's do.
   void add_trace(std::shared_ptr<const TraceDoc> trace);
   // Applies finished jobs' results (UI thread) and drops them. Returns true when any finished.
   bool poll_jobs();

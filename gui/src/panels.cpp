@@ -17,6 +17,25 @@ std::string file_name(const std::string& path) {
   return std::filesystem::path(path).filename().string();
 }
 
+const ImVec4 warning_color(1, 0.7f, 0.4f, 1);
+
+// Under a trace's entry: what its load found wrong, so a damaged trace never looks complete.
+void load_warnings(const TraceDoc& trace) {
+  if (trace.warnings.empty()) return;
+  constexpr std::size_t shown = 3;
+  ImGui::Indent();
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextColored(warning_color, "%zu load warning%s:", trace.warnings.size(),
+                     trace.warnings.size() == 1 ? "" : "s");
+  track_item("warnings:" + file_name(trace.path));
+  for (std::size_t k = 0; k < std::min(shown, trace.warnings.size()); ++k)
+    ImGui::TextColored(warning_color, "%s", trace.warnings[k].c_str());
+  if (trace.warnings.size() > shown)
+    ImGui::TextDisabled("... %zu more (alloclab info lists them)", trace.warnings.size() - shown);
+  ImGui::PopTextWrapPos();
+  ImGui::Unindent();
+}
+
 }  // namespace
 
 void App::side_panel() {
@@ -35,6 +54,7 @@ void App::files_section() {
     if (ImGui::Selectable(label.c_str(), model.current_trace == static_cast<int>(i)))
       model.current_trace = model.current_trace == static_cast<int>(i) ? -1 : static_cast<int>(i);
     track_item("trace:" + file_name(model.traces[i]->path));
+    load_warnings(*model.traces[i]);
   }
   ImGui::TextDisabled("reports");
   for (std::size_t i = 0; i < model.reports.size(); ++i) {
@@ -114,7 +134,7 @@ void App::jobs_section() {
   const std::size_t first = model.messages.size() > 6 ? model.messages.size() - 6 : 0;
   ImGui::PushTextWrapPos(0);
   for (std::size_t i = first; i < model.messages.size(); ++i)
-    ImGui::TextColored(ImVec4(1, 0.7f, 0.4f, 1), "%s", model.messages[i].c_str());
+    ImGui::TextColored(warning_color, "%s", model.messages[i].c_str());
   ImGui::PopTextWrapPos();
 }
 

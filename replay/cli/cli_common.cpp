@@ -59,10 +59,6 @@ void add_all_commands(CLI::App& app) {
 
 namespace {
 
-bool is_alt_input(const std::string& path, const std::optional<TraceFormat>& chosen) {
-  return chosen ? *chosen == TraceFormat::alt : looks_like_alt(path);
-}
-
 std::optional<TraceFormat> chosen_format(const std::string& format) {
   if (format.empty()) return std::nullopt;
   const std::optional<TraceFormat> chosen = parse_format(format);
@@ -77,25 +73,41 @@ void print_warnings(const std::vector<std::string>& warnings) {
     std::fprintf(stderr, "alloclab: warning: %s\n", warning.c_str());
 }
 
-}  // namespace
+// The format a trace is read as: the one given; else .alt when the file starts with its magic,
+// whatever its name; else the one its name (and for .csv and .json its content) says.
+TraceFormat input_format(const std::string& path, const std::optional<TraceFormat>& chosen) {
+  if (chosen) return *chosen;
+  return looks_like_alt(path) ? TraceFormat::alt : format_from_path(path);
+}
 
-LoadedTrace load_trace(const std::string& path, const std::string& format) {
+LoadedTrace load_detected(const std::string& path, const std::optional<TraceFormat>& chosen,
+                          TraceFormat detected) {
   LoadedTrace loaded;
-  const std::optional<TraceFormat> chosen = chosen_format(format);
-  if (is_alt_input(path, chosen)) {
+  if (detected == TraceFormat::alt) {
     AltLoadStats stats;
     loaded.trace = read_alt(path, &stats);
     loaded.file_bytes = stats.file_bytes;
+  } else if (!chosen && detected == TraceFormat::chrome) {
+    loaded.trace = read_trace(path);  // a .json that is no snapshot: the reader says what it is
   } else {
-    loaded.trace = read_trace(path, chosen);
+    loaded.trace = read_trace(path, detected);
   }
   print_warnings(loaded.trace.warnings);
   return loaded;
 }
 
+}  // namespace
+
+LoadedTrace load_trace(const std::string& path, const std::string& format) {
+  const std::optional<TraceFormat> chosen = chosen_format(format);
+  return load_detected(path, chosen, input_format(path, chosen));
+}
+
 ReplayInput load_for_replay(const std::string& path, const std::string& format) {
   ReplayInput input;
-  if (is_alt_input(path, chosen_format(format))) {
+  const std::optional<TraceFormat> chosen = chosen_format(format);
+  const TraceFormat detected = input_format(path, chosen);
+  if (detected == TraceFormat::alt) {
     // Streamed: the whole trace's event columns would otherwise be held beside the resolved
     // trace, doubling the peak memory of a large trace's load.
     AltLoadStats stats;
@@ -105,13 +117,35 @@ ReplayInput load_for_replay(const std::string& path, const std::string& format) 
     input.summary = std::move(loaded.summary);
     input.summary.file_bytes = stats.file_bytes;
   } else {
-    const LoadedTrace loaded = load_trace(path, format);
+    const LoadedTrace loaded = load_detected(path, chosen, detected);
     input.resolved = resolve(loaded.trace);
     input.summary = summarize(loaded.trace, input.resolved);
     input.summary.file_bytes = loaded.file_bytes;
   }
   input.summary.source = path;
   return input;
+}
+
+void print_replay_notes(const TraceSummary& summary) {
+  if (summary.implicit_run)
+    std::printf("(no run markers in the trace: it is replayed as one run)\n");
+  const Anomalies& a = summary.anomalies;
+  if (a.total() == 0) return;
+  std::string kinds;
+  const std::pair<AnomalyKind, std::uint64_t> counts[] = {
+      {AnomalyKind::free_unknown, a.free_unknown},
+      {AnomalyKind::double_free, a.double_free},
+      {AnomalyKind::alloc_over_live, a.alloc_over_live},
+      {AnomalyKind::nested_run_begin, a.nested_run_begin},
+      {AnomalyKind::run_end_outside_run, a.run_end_outside_run}};
+  for (const auto& [kind, count] : counts)
+    if (count > 0)
+      kinds += (kinds.empty() ? "" : ", ") + std::string(to_string(kind)) + " " + grouped(count);
+  std::printf(
+      "(the trace has %s anomal%s (%s), repaired to be replayed: these numbers rest on the "
+      "repaired trace; `alloclab info %s` says where they are)\n",
+      grouped(a.total()).c_str(), a.total() == 1 ? "y" : "ies", kinds.c_str(),
+      summary.source.c_str());
 }
 
 namespace {

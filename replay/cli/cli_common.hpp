@@ -46,6 +46,11 @@ struct ReplayInput {
 };
 ReplayInput load_for_replay(const std::string& path, const std::string& format);
 
+// What a replay's numbers rest on, printed before its table (replay, sweep, advise): a trace
+// without run markers is one run; a trace with anomalies was repaired to be replayed (a free of
+// an unknown address skipped, a missed free supplied), with a pointer to `alloclab info`.
+void print_replay_notes(const TraceSummary& summary);
+
 // "1.50 MiB", "512 B".
 std::string human_bytes(std::uint64_t bytes);
 // "1,234,567".

@@ -75,8 +75,7 @@ void run_advise(const AdviseCommand& cmd, const std::string& command_line) {
     set_exit_status(130);
     return;
   }
-  if (resolved.implicit_run)
-    std::printf("(no run markers in the trace: it is replayed as one run)\n");
+  print_replay_notes(summary);
   print_advice(outcome.advice, cmd.target);
 
   if (!cmd.json_out.empty()) {

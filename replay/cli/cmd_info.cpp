@@ -64,6 +64,14 @@ void print_first_anomalies(const TraceSummary& s, std::size_t wanted) {
                 grouped(s.anomalies.total() - shown).c_str(), ResolvedTrace::max_listed_anomalies);
 }
 
+// "1.50 MiB at +2.0 ms"; a peak of nothing has no time (its time field is left at 0, before
+// the trace's first event).
+std::string peak_text(std::uint64_t bytes, std::uint64_t time_ns, const TraceSummary& s) {
+  if (bytes == 0) return "0 B (nothing was live)";
+  return human_bytes(bytes) + " at +" +
+         human_duration(time_ns >= s.first_time_ns ? time_ns - s.first_time_ns : 0);
+}
+
 void print_text(const TraceSummary& s, std::size_t anomalies_wanted) {
   std::printf("trace        %s\n", s.source.c_str());
   std::printf("events       %s (alloc %s, free %s, run_begin %s, run_end %s, mark %s)\n",
@@ -81,14 +89,12 @@ void print_text(const TraceSummary& s, std::size_t anomalies_wanted) {
               grouped(s.frees).c_str(), grouped(s.anomalies.leaks).c_str(),
               human_bytes(s.anomalies.leaked_bytes).c_str());
   std::printf("requested    %s in total\n", human_bytes(s.bytes_requested).c_str());
-  std::printf("peak live    %s at +%s\n", human_bytes(s.peak_live_bytes).c_str(),
-              human_duration(s.peak_live_time_ns - s.first_time_ns).c_str());
+  std::printf("peak live    %s\n", peak_text(s.peak_live_bytes, s.peak_live_time_ns, s).c_str());
   if (s.by_device.size() > 1)
     for (const DeviceSummary& d : s.by_device)
-      std::printf("  %-10s %s allocations, %s requested, peak live %s at +%s\n", d.device.c_str(),
+      std::printf("  %-10s %s allocations, %s requested, peak live %s\n", d.device.c_str(),
                   grouped(d.allocations).c_str(), human_bytes(d.bytes_requested).c_str(),
-                  human_bytes(d.peak_live_bytes).c_str(),
-                  human_duration(d.peak_live_time_ns - s.first_time_ns).c_str());
+                  peak_text(d.peak_live_bytes, d.peak_live_time_ns, s).c_str());
   const Anomalies& a = s.anomalies;
   std::printf(
       "anomalies    %s (free of unknown address %s, double free %s, alloc over live %s, "

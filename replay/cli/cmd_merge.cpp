@@ -23,6 +23,7 @@ struct MergeCommand {
 };
 
 nlohmann::json read_report(const std::string& path) {
+  refuse_directory(path);
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open");
   try {

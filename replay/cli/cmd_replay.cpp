@@ -94,8 +94,7 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
     set_exit_status(130);
     return;
   }
-  if (resolved.implicit_run)
-    std::printf("(no run markers in the trace: it is replayed as one run)\n");
+  print_replay_notes(summary);
   print_results_table(results);
   // The report is built from the results and the summary alone; a large trace's report (one
   // entry per run and strategy) would otherwise be built on top of the whole resolved trace.

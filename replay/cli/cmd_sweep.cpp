@@ -70,8 +70,7 @@ void run_sweep_command(const SweepCommand& cmd, const std::string& command_line)
     return;
   }
 
-  if (resolved.implicit_run)
-    std::printf("(no run markers in the trace: it is replayed as one run)\n");
+  print_replay_notes(summary);
   std::printf("%zu points in all", run.points.size());
   if (run.shard.count > 1)
     std::printf("; shard %zu/%zu replays %zu of them", run.shard.index, run.shard.count,

@@ -135,5 +135,26 @@ TEST(Csv, alloc_at_address_zero_is_kept_as_a_failed_request) {
   EXPECT_EQ(trace.op(1), Op::free);
 }
 
+// Times that go back (a bad merge, a clock gone wrong) passed without a word; the rows are
+// replayed in file order, so the load says where they first go back and how often.
+TEST(Csv, timestamps_that_go_backwards_are_a_load_warning) {
+  std::istringstream in(
+      "time_ns,action,address,size\n100,alloc,0x10,8\n90,alloc,0x20,8\n95,free,0x10,\n"
+      ",mark,,\n80,free,0x20,\n");
+  const Trace trace = parse_csv(in, "back.csv");
+  ASSERT_EQ(trace.size(), 5u);
+  ASSERT_EQ(trace.warnings.size(), 1u);
+  EXPECT_EQ(trace.warnings[0],
+            "back.csv:3: time_ns goes backwards (earlier than the row before), here first and in 2 "
+            "row(s) in all; the rows are replayed in file order");
+}
+
+TEST(Csv, equal_and_rising_timestamps_and_untimed_rows_are_no_warning) {
+  std::istringstream timed("time_ns,action,address,size\n5,alloc,0x10,8\n5,free,0x10,\n6,mark,,\n");
+  EXPECT_TRUE(parse_csv(timed, "timed.csv").warnings.empty());
+  std::istringstream untimed("action,address,size\nalloc,0x10,8\nfree,0x10,\n");
+  EXPECT_TRUE(parse_csv(untimed, "untimed.csv").warnings.empty());
+}
+
 }  // namespace
 }  // namespace alloclab

@@ -66,7 +66,9 @@ TEST(Formats, reading_json_that_is_not_a_snapshot_says_so) {
   const std::string message = input_error([&] { read_trace(path); });
   EXPECT_EQ(message.rfind(path + ": not a PyTorch memory snapshot", 0), 0u) << message;
   EXPECT_EQ(input_error([&] { read_trace(path, TraceFormat::chrome); }),
-            path + ": Chrome trace JSON is an export format; alloclab cannot read it");
+            path +
+                ": Chrome trace JSON is an export format; alloclab cannot read it back: read the "
+                "trace it was made from (.alt, .csv)");
 }
 
 TEST(Formats, write_trace_round_trips_csv_and_alt) {

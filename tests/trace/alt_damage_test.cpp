@@ -3,6 +3,7 @@
 #include "alloclab/trace/alt.hpp"
 #include "alloclab/trace/error.hpp"
 #include "trace_test_util.hpp"
+#include "tracer/format/alt_layout.hpp"
 
 namespace alloclab {
 namespace {
@@ -39,15 +40,56 @@ TEST(AltDamage, wrong_magic_is_an_error) {
   EXPECT_EQ(load_error(file), file.path() + "@0, header: not an alloclab trace (bad magic)");
 }
 
+// Sets the header's version field as a writer of that version would: with a checksum to match.
+void set_version(std::vector<char>& bytes, std::uint32_t version) {
+  auto* header = reinterpret_cast<std::uint8_t*>(bytes.data());
+  detail::put_u32(header + 8, version);
+  const std::uint32_t metadata_bytes = detail::get_u32(header + 12);
+  const std::size_t crc_at = detail::alt_fixed_header_bytes + metadata_bytes;
+  detail::put_u32(header + crc_at, detail::crc32_of(header + 8, 8 + metadata_bytes));
+}
+
 TEST(AltDamage, future_version_asks_for_an_upgrade) {
   TempFile file("future.alt");
   std::vector<char> bytes = written(ten_chunk_trace(), file);
-  bytes[8] = 9;
+  set_version(bytes, alt_format_version + 2);
   file.write(bytes);
-  EXPECT_EQ(load_error(file), file.path() +
-                                  "@8, header: format version 9 is newer than this alloclab "
-                                  "reads (" +
+  EXPECT_EQ(load_error(file), file.path() + "@8, header: format version " +
+                                  std::to_string(alt_format_version + 2) +
+                                  " is newer than this alloclab reads (" +
                                   std::to_string(alt_format_version) + "); upgrade alloclab");
+}
+
+// A flipped high byte made version 7 read as 4278190087, which was called "newer; upgrade
+// alloclab". Versions go up one at a time: that far ahead is damage.
+TEST(AltDamage, an_impossible_version_is_damage_not_the_future) {
+  TempFile file("impossible.alt");
+  std::vector<char> bytes = written(ten_chunk_trace(), file);
+  bytes[11] = static_cast<char>(bytes[11] ^ 0xFF);
+  file.write(bytes);
+  EXPECT_EQ(load_error(file), file.path() + "@8, header: format version " +
+                                  std::to_string(alt_format_version | 0xFF000000u) +
+                                  " is impossible (alloclab's formats are 1 to " +
+                                  std::to_string(alt_format_version) + "), the header is damaged");
+  // Even with a checksum that matches, as no damage would leave it.
+  set_version(bytes, alt_format_version | 0xFF000000u);
+  file.write(bytes);
+  EXPECT_NE(load_error(file).find("is impossible"), std::string::npos) << load_error(file);
+}
+
+// A version a little ahead whose header checksum fails is a damaged field (a flipped low bit),
+// not a newer writer, whose header would be intact.
+TEST(AltDamage, a_version_a_little_ahead_with_a_broken_checksum_is_damage) {
+  TempFile file("flipped-version.alt");
+  std::vector<char> bytes = written(ten_chunk_trace(), file);
+  bytes[8] = static_cast<char>(bytes[8] ^ 0x08);
+  file.write(bytes);
+  const std::string error = load_error(file);
+  EXPECT_NE(error.find("header checksum mismatch (its format version reads " +
+                       std::to_string(alt_format_version ^ 0x08) + "), the header is damaged"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(error.find("upgrade"), std::string::npos) << error;
 }
 
 TEST(AltDamage, truncated_header_is_an_error) {
@@ -174,6 +216,58 @@ TEST(AltDamage, damaged_chunk_header_resynchronises_on_the_next_chunk) {
   EXPECT_EQ(t.size(), 900u);
   ASSERT_EQ(t.warnings.size(), 1u);
   EXPECT_NE(t.warnings[0].find("chunk 2: damaged chunk header"), std::string::npos);
+}
+
+// "skipped 13069 bytes to the next intact chunk" was said where no chunk followed.
+TEST(AltDamage, a_damaged_last_chunk_header_says_the_rest_of_the_file_is_lost) {
+  TempFile file("bad-last-header.alt");
+  std::vector<char> bytes = written(ten_chunk_trace(), file);
+  const std::size_t at = chunk_offset(bytes, 9);
+  bytes[at + 9] ^= 0x40;
+  file.write(bytes);
+  const Trace t = read_alt(file.path());
+  EXPECT_EQ(t.size(), 900u);
+  ASSERT_EQ(t.warnings.size(), 1u);
+  EXPECT_EQ(t.warnings[0], file.path() + "@" + std::to_string(at) +
+                               ", chunk 9: damaged chunk header and no intact chunk after it; "
+                               "the rest of the file (" +
+                               std::to_string(bytes.size() - at) + " bytes) is lost");
+}
+
+// `head -c 400 x.alt` kept the header and part of a chunk: the load gave an empty trace and
+// every command an empty answer, exit 0. Chunks of which none could be read are an error.
+TEST(AltDamage, a_file_with_chunks_none_of_which_can_be_read_is_an_error) {
+  TempFile file("nothing-readable.alt");
+  const std::vector<char> bytes = written(ten_chunk_trace(), file);
+  const std::size_t first = chunk_offset(bytes, 0);
+  for (std::size_t keep : {first + 7, first + 60}) {
+    file.write(std::vector<char>(bytes.begin(), bytes.begin() + static_cast<long>(keep)));
+    const std::string error = load_error(file);
+    EXPECT_EQ(
+        error.rfind(file.path() + "@" + std::to_string(first) + ", chunk 0: truncated chunk", 0),
+        0u)
+        << error;
+    EXPECT_NE(error.find("; no event could be read from the file"), std::string::npos) << error;
+  }
+  // Every chunk's payload damaged: the first warning, and how many chunks were lost.
+  std::vector<char> damaged = bytes;
+  for (int c = 0; c < 10; ++c) damaged[chunk_offset(bytes, c) + 30] ^= 0x01;
+  file.write(damaged);
+  const std::string error = load_error(file);
+  EXPECT_NE(error.find("chunk 0: checksum mismatch"), std::string::npos) << error;
+  EXPECT_NE(error.find("no event could be read from the file (10 damaged chunks)"),
+            std::string::npos)
+      << error;
+}
+
+// A header and no chunk at all is a well-formed empty trace (a program that allocated nothing).
+TEST(AltDamage, a_header_without_chunks_is_an_empty_trace) {
+  TempFile file("header-only.alt");
+  const std::vector<char> bytes = written(Trace{}, file);
+  EXPECT_EQ(chunk_offset(bytes, 0), std::string::npos);
+  AltLoadStats stats;
+  EXPECT_EQ(read_alt(file.path(), &stats).size(), 0u);
+  EXPECT_EQ(stats.damaged_chunks, 0u);
 }
 
 TEST(AltDamage, every_single_byte_flip_is_survived) {

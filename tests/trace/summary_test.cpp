@@ -111,6 +111,39 @@ TEST(Summary, bytes_requested_saturates_instead_of_wrapping) {
   EXPECT_EQ(s.runs[0].bytes_requested, std::numeric_limits<std::uint64_t>::max());
 }
 
+// Two live allocations of 2^64 - 1 bytes: leaked_bytes wrapped around to 2^64 - 2 (and the live
+// bytes with it) while bytes_requested saturated. One rule for every byte total: saturate. The
+// live bytes stay exact underneath, so freeing one brings the live total back to 2^64 - 1.
+TEST(Summary, every_byte_total_saturates_instead_of_wrapping) {
+  constexpr std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
+  const Trace t = test::make_trace({marker(Op::run_begin, "r", 0), alloc_event(0x1000, max, 1),
+                                    alloc_event(0x2000, max, 2), alloc_event(0x3000, max, 3),
+                                    free_event(0x3000, 4), alloc_event(0x4000, 16, 5)});
+  const TraceSummary s = summarize(t, resolve(t));
+  EXPECT_EQ(s.anomalies.leaks, 3u);
+  EXPECT_EQ(s.anomalies.leaked_bytes, max);
+  EXPECT_EQ(s.peak_live_bytes, max);
+  EXPECT_EQ(s.peak_live_time_ns, 3u);  // when the exact total was highest
+  ASSERT_EQ(s.by_device.size(), 1u);
+  EXPECT_EQ(s.by_device[0].peak_live_bytes, max);
+  ASSERT_EQ(s.runs.size(), 1u);
+  EXPECT_EQ(s.runs[0].peak_live_bytes, max);
+  ASSERT_FALSE(s.top_sizes_by_bytes.empty());
+  EXPECT_EQ(s.top_sizes_by_bytes[0].size, max);
+  EXPECT_EQ(s.top_sizes_by_bytes[0].count, 3u);
+  EXPECT_EQ(s.top_sizes_by_bytes[0].bytes, max);
+  const nlohmann::json j = to_json(s);
+  EXPECT_EQ(j["anomalies"]["leaked_bytes"], max);
+}
+
+TEST(Summary, segment_bytes_saturate_too) {
+  constexpr std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
+  Event a = alloc_event(0x1000, max, 1), b = alloc_event(0x2000, max, 2);
+  a.segment = b.segment = true;
+  const Trace t = test::make_trace({a, b});
+  EXPECT_EQ(resolve(t).segment_bytes_allocated, max);
+}
+
 TEST(Summary, counts_streams_per_device_and_explicit_pools) {
   std::vector<Event> events;
   for (const std::uint64_t pool : {0x0ull, 0xa000ull, 0xb000ull, 0xa000ull}) {

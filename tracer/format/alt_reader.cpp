@@ -8,7 +8,9 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -22,15 +24,110 @@ namespace {
 
 using detail::get_u32;
 
+// The input named `path`, opened for reading, with its size when it has one (a regular file).
+struct OpenedInput {
+  int fd = -1;
+  bool regular = false;
+  std::size_t size = 0;
+};
+
+OpenedInput open_input(const std::string& path) {
+  refuse_directory(path);
+  OpenedInput in;
+  in.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in.fd < 0) throw InputError(path + ": cannot open for reading: " + std::strerror(errno));
+  struct stat st = {};
+  if (::fstat(in.fd, &st) != 0) {
+    const int error = errno;
+    ::close(in.fd);
+    throw InputError(path + ": cannot open for reading: " + std::strerror(error));
+  }
+  in.regular = S_ISREG(st.st_mode);
+  in.size = in.regular ? static_cast<std::size_t>(std::max<off_t>(0, st.st_size)) : 0;
+  return in;
+}
+
+// Reads a pipe (or any input without a size) to its end, handing each block to `sink`. Input
+// that does not start with the .alt magic ends after its first bytes: the loader refuses it
+// from those, and an endless input (/dev/zero) ends there instead of filling memory or disk.
+void read_stream(int fd, const std::string& path,
+                 const std::function<void(const std::uint8_t*, std::size_t)>& sink) {
+  std::vector<std::uint8_t> block(std::size_t{1} << 20);
+  std::size_t total = 0;
+  for (;;) {
+    // The magic's bytes first, alone, so nothing past them is read from input that lacks it.
+    const std::size_t wanted =
+        total < detail::alt_magic.size() ? detail::alt_magic.size() - total : block.size();
+    const ssize_t got = ::read(fd, block.data(), wanted);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw InputError(path + ": read error: " + std::strerror(errno));
+    if (got == 0) return;
+    sink(block.data(), static_cast<std::size_t>(got));
+    const std::size_t before = total;
+    total += static_cast<std::size_t>(got);
+    if (before < detail::alt_magic.size() && total <= detail::alt_magic.size() &&
+        std::memcmp(block.data(), detail::alt_magic.data() + before, total - before) != 0)
+      return;
+  }
+}
+
 std::vector<std::uint8_t> read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw InputError(path + ": cannot open for reading");
-  const std::streamsize size = in.tellg();
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(std::max<std::streamsize>(0, size)));
-  in.seekg(0);
-  if (size > 0 && !in.read(reinterpret_cast<char*>(bytes.data()), size))
-    throw InputError(path + ": read error");
+  const OpenedInput in = open_input(path);
+  std::vector<std::uint8_t> bytes;
+  try {
+    if (in.regular) {
+      bytes.resize(in.size);
+      for (std::size_t done = 0; done < in.size;) {
+        const ssize_t got =
+            ::pread(in.fd, bytes.data() + done, in.size - done, static_cast<off_t>(done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) throw InputError(path + ": read error");
+        done += static_cast<std::size_t>(got);
+      }
+    } else {
+      read_stream(in.fd, path, [&](const std::uint8_t* data, std::size_t n) {
+        bytes.insert(bytes.end(), data, data + n);
+      });
+    }
+  } catch (...) {
+    ::close(in.fd);
+    throw;
+  }
+  ::close(in.fd);
   return bytes;
+}
+
+// A pipe's content in an unlinked temporary file (in $TMPDIR, else /tmp), so that a streamed
+// load reads it at any offset while holding no more of it in memory than of a regular file.
+// Returns the temporary file's descriptor; the file goes away when it is closed.
+int spool_to_temporary_file(int fd, const std::string& path) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  int out = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (out < 0) {  // a file system without O_TMPFILE: a named file, unlinked at once
+    std::string name = (dir / "alloclab-pipe-XXXXXX").string();
+    out = ::mkostemp(name.data(), O_CLOEXEC);
+    if (out >= 0) ::unlink(name.c_str());
+  }
+  if (out < 0)
+    throw InputError(path + ": cannot make a temporary copy of this pipe in " + dir.string() +
+                     ": " + std::strerror(errno));
+  try {
+    read_stream(fd, path, [&](const std::uint8_t* data, std::size_t n) {
+      while (n > 0) {
+        const ssize_t put = ::write(out, data, n);
+        if (put < 0 && errno == EINTR) continue;
+        if (put < 0)
+          throw InputError(path + ": cannot copy this pipe to a temporary file in " + dir.string() +
+                           ": " + std::strerror(errno));
+        data += put;
+        n -= static_cast<std::size_t>(put);
+      }
+    });
+  } catch (...) {
+    ::close(out);
+    throw;
+  }
+  return out;
 }
 
 // A file source reads this much ahead of what at() asks for, unless the caller knows better: a
@@ -64,11 +161,22 @@ class MemorySource final : public ByteSource {
 class FileSource final : public ByteSource {
  public:
   explicit FileSource(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const OpenedInput in = open_input(path);
+    fd_ = in.fd;
+    size_ = in.size;
+    if (in.regular) return;
+    // A pipe can be read only once, in order; the loader reads parts of the file again.
+    try {
+      fd_ = spool_to_temporary_file(in.fd, path);
+    } catch (...) {
+      ::close(in.fd);
+      throw;
+    }
+    ::close(in.fd);
     struct stat st = {};
-    if (fd_ < 0 || ::fstat(fd_, &st) != 0) {
-      if (fd_ >= 0) ::close(fd_);
-      throw InputError(path + ": cannot open for reading");
+    if (::fstat(fd_, &st) != 0) {
+      ::close(fd_);
+      throw InputError(path + ": cannot read the temporary copy of this pipe");
     }
     size_ = static_cast<std::size_t>(std::max<off_t>(0, st.st_size));
   }
@@ -144,6 +252,7 @@ class AltLoader {
     stats.file_bytes = source_.size();
     const std::size_t first_chunk = parse_header();
     read_chunks(first_chunk, stats);
+    if (!tail_only_) refuse_if_nothing_was_read(stats, trace_.warnings);
     return std::move(trace_);
   }
 
@@ -203,6 +312,7 @@ class AltLoader {
     memory.table_bytes = trace_.memory_parts().table_bytes;
     result.memory_bytes = memory.bytes();
     result.warnings = sorted_warnings();
+    refuse_if_nothing_was_read(stats, result.warnings);
     result.origins = trace_.origins();
     return result;
   }
@@ -219,6 +329,17 @@ class AltLoader {
     std::uint64_t n = 0;
     for (std::size_t i = 0; i < trace_.size(); ++i) n += trace_.stack_id(i) != 0;
     return n;
+  }
+
+  // A file with chunks of which none could be read is not an empty trace: an empty report of it
+  // would look like an answer. (A header and no chunk at all is an empty trace, well formed.)
+  void refuse_if_nothing_was_read(const AltLoadStats& stats,
+                                  const std::vector<std::string>& warnings) const {
+    if (stats.events > 0 || stats.damaged_chunks == 0 || warnings.empty()) return;
+    std::string what = warnings.front() + "; no event could be read from the file";
+    if (stats.damaged_chunks > 1)
+      what += " (" + std::to_string(stats.damaged_chunks) + " damaged chunks)";
+    throw InputError(what);
   }
 
   [[noreturn]] void header_error(std::uint64_t offset, const std::string& what) const {
@@ -239,6 +360,10 @@ class AltLoader {
     return out;
   }
 
+  // How far ahead of this reader's format version a file's may be and still be taken for a
+  // newer alloclab's (versions go up one at a time); further ahead, the version field is damaged.
+  static constexpr std::uint32_t max_version_lead = 16;
+
   std::size_t parse_header() {
     const std::size_t size = source_.size();
     if (size == 0) header_error(0, "empty file, not an alloclab trace");
@@ -249,11 +374,13 @@ class AltLoader {
       header_error(size, "truncated header (" + std::to_string(size) + " bytes)");
     const std::uint32_t version = get_u32(source_.at(8, 4));
     version_ = version;
-    if (version == 0) header_error(8, "invalid format version 0");
-    if (version > alt_format_version)
+    if (version == 0) header_error(8, "invalid format version 0, the header is damaged");
+    // Versions go up one at a time: one far beyond this reader's is a damaged field, not the
+    // future (a flipped high byte reads as billions).
+    if (version > alt_format_version + max_version_lead)
       header_error(8, "format version " + std::to_string(version) +
-                          " is newer than this alloclab reads (" +
-                          std::to_string(alt_format_version) + "); upgrade alloclab");
+                          " is impossible (alloclab's formats are 1 to " +
+                          std::to_string(alt_format_version) + "), the header is damaged");
     const std::uint32_t metadata_bytes = get_u32(source_.at(12, 4));
     if (metadata_bytes > detail::alt_max_metadata_bytes)
       header_error(12, "metadata length " + std::to_string(metadata_bytes) + " is implausible");
@@ -262,8 +389,17 @@ class AltLoader {
       header_error(size, "truncated header (metadata needs " + std::to_string(header_end) +
                              " bytes, file has " + std::to_string(size) + ")");
     const std::uint8_t* header = source_.at(0, header_end);
+    // The checksum covers the version: a version a little ahead whose checksum fails is damage
+    // too, and only an intact one is a newer writer's.
     if (get_u32(header + header_end - 4) != detail::crc32_of(header + 8, 8 + metadata_bytes))
-      header_error(header_end - 4, "header checksum mismatch");
+      header_error(header_end - 4, version > alt_format_version
+                                       ? "header checksum mismatch (its format version reads " +
+                                             std::to_string(version) + "), the header is damaged"
+                                       : std::string("header checksum mismatch"));
+    if (version > alt_format_version)
+      header_error(8, "format version " + std::to_string(version) +
+                          " is newer than this alloclab reads (" +
+                          std::to_string(alt_format_version) + "); upgrade alloclab");
     try {
       trace_.metadata =
           nlohmann::json::parse(header + detail::alt_fixed_header_bytes, header + header_end - 4);
@@ -371,8 +507,11 @@ class AltLoader {
                               version_, h)) {
         const std::size_t next = resynchronise(pos);
         warn(pos, chunk,
-             "damaged chunk header; skipped " + std::to_string(next - pos) +
-                 " bytes to the next intact chunk");
+             next < size ? "damaged chunk header; skipped " + std::to_string(next - pos) +
+                               " bytes to the next intact chunk"
+                         : "damaged chunk header and no intact chunk after it; the rest of the "
+                           "file (" +
+                               std::to_string(size - pos) + " bytes) is lost");
         ++stats.damaged_chunks;
         ++chunk;
         pos = next;
@@ -550,6 +689,9 @@ AltStreamResult stream_alt(const std::string& path,
 }
 
 bool looks_like_alt(const std::string& path) {
+  // Reading a pipe's first bytes would take them from the reader that comes next.
+  struct stat st = {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   std::ifstream in(path, std::ios::binary);
   std::uint8_t magic[8] = {};
   if (!in.read(reinterpret_cast<char*>(magic), sizeof magic)) return false;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "address_map.hpp"
+#include "saturating.hpp"
 
 namespace alloclab {
 namespace {
@@ -74,7 +75,7 @@ class StreamResolver::Impl {
     for (auto& entry : devices_)
       entry.second.live.for_each([&](std::uint64_t, std::uint32_t id) {
         ++out_.anomalies.leaks;
-        out_.anomalies.leaked_bytes += out_.alloc_size[id];
+        detail::add_saturating(out_.anomalies.leaked_bytes, out_.alloc_size[id]);
       });
     return std::move(out_);
   }
@@ -147,7 +148,7 @@ class StreamResolver::Impl {
     if (t.segment(i)) {
       if (op == Op::alloc) {
         ++out_.segment_allocs;
-        out_.segment_bytes_allocated += t.size_of(i);
+        detail::add_saturating(out_.segment_bytes_allocated, t.size_of(i));
       } else if (op == Op::free) {
         ++out_.segment_frees;
       }

@@ -8,9 +8,14 @@
 #include <unordered_map>
 
 #include "address_map.hpp"
+#include "saturating.hpp"
 
 namespace alloclab {
 namespace {
+
+using detail::add_saturating;
+using detail::saturated;
+using detail::WideBytes;
 
 unsigned log2_bucket(std::uint64_t value) {
   return value == 0 ? 0u : static_cast<unsigned>(std::bit_width(value) - 1);
@@ -20,7 +25,8 @@ std::vector<SizeCount> top_sizes(const std::unordered_map<std::uint64_t, std::ui
                                  bool by_bytes) {
   std::vector<SizeCount> all;
   all.reserve(counts.size());
-  for (const auto& [size, count] : counts) all.push_back({size, count, size * count});
+  for (const auto& [size, count] : counts)
+    all.push_back({size, count, detail::multiply_saturating(size, count)});
   auto key = [by_bytes](const SizeCount& s) { return by_bytes ? s.bytes : s.count; };
   const std::size_t keep = std::min<std::size_t>(10, all.size());
   std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(),
@@ -48,14 +54,6 @@ void summarize_origins(const std::vector<Origin>& origins, TraceSummary& s) {
   s.streams = streams.size();
 }
 
-// Totals of requested bytes stop at 2^64 - 1 instead of wrapping around to a small, wrong
-// number (a trace may hold absurd sizes: a failed request for SIZE_MAX bytes, say).
-void add_saturating(std::uint64_t& total, std::uint64_t bytes) {
-  total = bytes > std::numeric_limits<std::uint64_t>::max() - total
-              ? std::numeric_limits<std::uint64_t>::max()
-              : total + bytes;
-}
-
 void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
   std::unordered_map<std::uint64_t, std::uint64_t> size_counts;
   for (std::uint64_t size : r.alloc_size) {
@@ -67,7 +65,7 @@ void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
   s.top_sizes_by_count = top_sizes(size_counts, false);
   s.top_sizes_by_bytes = top_sizes(size_counts, true);
 
-  std::uint64_t live = 0;
+  WideBytes live = 0, peak = 0;
   RunSummary* run = nullptr;
   // Each origin's slot in `per_device` (origins are few, devices fewer).
   std::map<DeviceId, std::size_t> slot_of_device;
@@ -79,7 +77,7 @@ void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
   }
   std::vector<std::size_t> slot_of_origin;
   for (const Origin& o : r.origins) slot_of_origin.push_back(slot_of_device[o.device]);
-  std::vector<std::uint64_t> live_on(per_device.size(), 0);
+  std::vector<WideBytes> live_on(per_device.size(), 0), peak_on(per_device.size(), 0);
   const auto slot_of = [&](std::uint32_t id) { return slot_of_origin[r.alloc_origin[id]]; };
   // Allocation time of each live allocation, keyed by id + 1 (keys are nonzero): lifetimes
   // without a time per allocation of the whole trace.
@@ -95,8 +93,9 @@ void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
         ++d.allocations;
         add_saturating(d.bytes_requested, r.alloc_size[op.id]);
         live_on[slot] += r.alloc_size[op.id];
-        if (live_on[slot] > d.peak_live_bytes) {
-          d.peak_live_bytes = live_on[slot];
+        if (live_on[slot] > peak_on[slot]) {
+          peak_on[slot] = live_on[slot];
+          d.peak_live_bytes = saturated(live_on[slot]);
           d.peak_live_time_ns = r.op_time_ns[k];
         }
         if (run) {
@@ -124,7 +123,7 @@ void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
       }
       case ReplayOp::run_begin: {
         const RunInfo& info = r.runs[op.id];
-        s.runs.push_back(RunSummary{info.label, 0, 0, 0, live,
+        s.runs.push_back(RunSummary{info.label, 0, 0, 0, saturated(live),
                                     info.end_time_ns - info.begin_time_ns,
                                     r.implicit_run || info.end_op < r.ops.size()});
         run = &s.runs.back();
@@ -134,11 +133,12 @@ void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
         run = nullptr;
         break;
     }
-    if (live > s.peak_live_bytes) {
-      s.peak_live_bytes = live;
+    if (live > peak) {
+      peak = live;
+      s.peak_live_bytes = saturated(live);
       s.peak_live_time_ns = r.op_time_ns[k];
     }
-    if (run) run->peak_live_bytes = std::max(run->peak_live_bytes, live);
+    if (run) run->peak_live_bytes = std::max(run->peak_live_bytes, saturated(live));
   }
   for (DeviceSummary& d : per_device)
     if (d.allocations > 0) s.by_device.push_back(std::move(d));

@@ -176,6 +176,10 @@ Trace parse_csv(std::istream& in, const std::string& name) {
                   reader.lines() == 0 ? "empty file (no header line)"
                                       : "no header line (only comments and blank lines)");
   const Layout layout = read_header(record, name, trace);
+  // Rows whose time_ns is earlier than that of the timed row before them: the file's order is
+  // what is replayed, so times that go back mean a merge or a clock gone wrong, worth a word.
+  std::uint64_t previous_time = 0, backwards = 0, first_backwards_line = 0;
+  bool timed_before = false;
   while (reader.next(record)) {
     if (record.fields.size() != layout.fields)
       throw_at_line(name, record.line,
@@ -187,7 +191,20 @@ Trace parse_csv(std::istream& in, const std::string& name) {
     } catch (const InputError& e) {
       throw_at_line(name, record.line, e.what());
     }
+    if (layout.index[col::time_ns] != absent &&
+        !record.fields[layout.index[col::time_ns]].empty()) {
+      if (timed_before && event.time_ns < previous_time && backwards++ == 0)
+        first_backwards_line = record.line;
+      previous_time = event.time_ns;
+      timed_before = true;
+    }
   }
+  if (backwards > 0)
+    trace.warnings.push_back(name + ":" + std::to_string(first_backwards_line) +
+                             ": time_ns goes backwards (earlier than the row before), here first "
+                             "and in " +
+                             std::to_string(backwards) +
+                             " row(s) in all; the rows are replayed in file order");
   return trace;
 }
 

@@ -44,24 +44,17 @@ std::pair<std::string, bool> strip_gz(const std::string& path) {
 bool has_rmm_header(const std::string& path) {
   try {
     interchange_detail::InputFile file(path);
-    std::string line;
-    while (std::getline(file.stream(), line)) {
-      if (line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.empty() || line.front() == '#') continue;
-      bool action = false, pointer = false, has_time = false;
-      std::size_t start = 0;
-      for (;;) {
-        const std::size_t comma = std::min(line.find(',', start), line.size());
-        const std::string name = interchange_detail::lowercase(line.substr(start, comma - start));
-        action = action || name == "action";
-        pointer = pointer || name == "pointer";
-        has_time = has_time || name == "time";
-        if (comma == line.size()) break;
-        start = comma + 1;
-      }
-      return action && pointer && has_time;
+    interchange_detail::RecordReader reader(file.stream(), path, /*comments=*/true);
+    interchange_detail::Record header;
+    if (!reader.next(header)) return false;
+    bool action = false, pointer = false, has_time = false;
+    for (const std::string& field : header.fields) {
+      const std::string name = interchange_detail::lowercase(field);
+      action = action || name == "action";
+      pointer = pointer || name == "pointer";
+      has_time = has_time || name == "time";
     }
+    return action && pointer && has_time;
   } catch (const std::exception&) {
     // Unreadable: the reader will say why.
   }
@@ -128,14 +121,23 @@ std::string_view to_string(TraceFormat format) {
 }
 
 TraceFormat format_from_path(const std::string& path) {
+  refuse_directory(path);
+  // A pipe's content can be read once: looking into it would take it from the reader.
+  const bool stream = is_stream_input(path);
   const auto by_name = format_from_name(path);
   if (!by_name) {
+    if (stream)
+      throw InputError(path +
+                       ": a pipe or device, whose format cannot be told from its name, and "
+                       "looking at its first bytes would consume them; name the format (alt, "
+                       "csv, rmm, torch)");
     if (is_alt_file(path)) return TraceFormat::alt;
     throw InputError(path + ": cannot tell the trace format from the file name (accepted: " +
                      std::string(accepted_extensions) + "; or name the format)");
   }
-  if (*by_name == TraceFormat::csv && has_rmm_header(path)) return TraceFormat::rmm;
-  if (*by_name == TraceFormat::chrome && mentions_device_traces(path))
+  if (*by_name == TraceFormat::csv && !stream && has_rmm_header(path)) return TraceFormat::rmm;
+  // A .json pipe is read as a snapshot, the one JSON trace alloclab reads.
+  if (*by_name == TraceFormat::chrome && (stream || mentions_device_traces(path)))
     return TraceFormat::torch_snapshot;
   return *by_name;
 }
@@ -163,7 +165,9 @@ Trace read_trace(const std::string& path, std::optional<TraceFormat> format) {
       // A .json that is not a snapshot: the snapshot reader says what is wrong with it (cannot
       // open, not JSON, or no "device_traces").
       if (guessed) return read_torch_snapshot_json(path);
-      throw InputError(path + ": Chrome trace JSON is an export format; alloclab cannot read it");
+      throw InputError(path +
+                       ": Chrome trace JSON is an export format; alloclab cannot read it back: "
+                       "read the trace it was made from (.alt, .csv)");
   }
   throw InputError(path + ": unknown trace format");
 }

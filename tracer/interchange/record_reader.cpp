@@ -23,13 +23,31 @@ std::string byte_hex(unsigned char byte) {
   return text;
 }
 
+std::string mib(std::size_t bytes) {
+  return std::to_string(bytes >> 20) + " MiB";
+}
+
 }  // namespace
 
 RecordReader::RecordReader(std::istream& in, std::string name, bool comments)
-    : in_(in), name_(std::move(name)), comments_(comments) {}
+    : in_(in),
+      name_(std::move(name)),
+      comments_(comments),
+      line_buffer_(new char[max_record_bytes + 1]) {}
 
 bool RecordReader::read_line(std::string& line) {
-  if (!std::getline(in_, line)) return false;
+  const std::uint64_t start = offset_;
+  // Bounded: std::getline would grow the line for as long as the input holds no line break.
+  in_.getline(line_buffer_.get(), static_cast<std::streamsize>(max_record_bytes + 1));
+  const auto got = static_cast<std::size_t>(in_.gcount());
+  if (in_.fail() && !in_.eof())
+    throw_at_line(name_, line_ + 1,
+                  "a line longer than " + mib(max_record_bytes) + " (from byte " +
+                      std::to_string(start) + "; not a text file?)");
+  if (got == 0 && in_.eof()) return false;
+  offset_ += got;
+  // getline took the line break, when there was one, without storing it.
+  line.assign(line_buffer_.get(), in_.eof() ? got : got - 1);
   ++line_;
   if (line_ == 1 && line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);
   if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -45,7 +63,9 @@ bool RecordReader::read_line(std::string& line) {
 
 bool RecordReader::next(Record& record) {
   std::string& line = text_;  // reused: its capacity outlives the record
+  std::uint64_t record_start = 0;
   do {
+    record_start = offset_;
     if (!read_line(line)) return false;
   } while (trim(line).empty() || (comments_ && line.front() == '#'));
 
@@ -67,6 +87,11 @@ bool RecordReader::next(Record& record) {
           std::string more;
           if (!read_line(more))
             throw_at_line(name_, record.line, "unterminated quoted field (missing closing '\"')");
+          if (line.size() + 1 + more.size() > max_record_bytes)
+            throw_at_line(name_, record.line,
+                          "a quoted field runs on for more than " + mib(max_record_bytes) +
+                              " (from byte " + std::to_string(record_start) +
+                              "; a missing closing '\"'?)");
           field += '\n';
           line += '\n';
           line += more;

@@ -4,8 +4,10 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "alloclab/trace/error.hpp"
 #include "text_io.hpp"
@@ -92,6 +94,14 @@ class GzWriteBuffer : public std::streambuf {
   std::array<char, 1 << 16> buffer_{};
 };
 
+// "4 GiB", "16 MiB", "1000 bytes".
+std::string size_text(std::uint64_t bytes) {
+  for (const auto& [shift, unit] : {std::pair{30, " GiB"}, std::pair{20, " MiB"}})
+    if (bytes >= (std::uint64_t{1} << shift) && bytes % (std::uint64_t{1} << shift) == 0)
+      return std::to_string(bytes >> shift) + unit;
+  return std::to_string(bytes) + " bytes";
+}
+
 }  // namespace
 
 bool is_gzip_path(const std::string& path) {
@@ -99,6 +109,7 @@ bool is_gzip_path(const std::string& path) {
 }
 
 InputFile::InputFile(const std::string& path) {
+  refuse_directory(path);
   gzFile file = gzopen(path.c_str(), "rb");
   if (file == nullptr) throw InputError(path + ": cannot open: " + std::strerror(errno));
   buffer_ = std::make_unique<GzReadBuffer>(file, path);
@@ -125,12 +136,28 @@ void OutputFile::close() {
   static_cast<GzWriteBuffer*>(buffer_.get())->close();
 }
 
-std::string read_whole_file(const std::string& path) {
+std::string read_json_text(const std::string& path, std::uint64_t max_bytes) {
   InputFile file(path);
   std::string content;
   std::array<char, 1 << 16> chunk{};
-  while (file.stream().read(chunk.data(), chunk.size()) || file.stream().gcount() > 0)
-    content.append(chunk.data(), static_cast<std::size_t>(file.stream().gcount()));
+  while (file.stream().read(chunk.data(), chunk.size()) || file.stream().gcount() > 0) {
+    const auto n = static_cast<std::size_t>(file.stream().gcount());
+    for (std::size_t i = 0; i < n; ++i) {
+      // Outside strings JSON allows tab, line feed and carriage return; inside, none raw.
+      const auto byte = static_cast<unsigned char>(chunk[i]);
+      if (byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02X", byte);
+        throw InputError(path + ": byte " + std::to_string(content.size() + i) + " is " + hex +
+                         ", which JSON text never holds (a binary file?)");
+      }
+    }
+    if (content.size() + n > max_bytes)
+      throw InputError(path + ": more than " + size_text(max_bytes) + " of JSON (at byte " +
+                       std::to_string(max_bytes) +
+                       "), more than any memory snapshot holds; not one document?");
+    content.append(chunk.data(), n);
+  }
   return content;
 }
 

@@ -47,8 +47,16 @@ class OutputFile {
   std::unique_ptr<std::ostream> stream_;
 };
 
-// The whole content of a plain or gzip file.
-std::string read_whole_file(const std::string& path);
+// Bounds on what one record of a text format (a CSV or RMM line, with the lines a quoted field
+// spans) and one JSON document may take. Real files stay far below them; an endless input
+// (/dev/zero, a pipe that never ends a line) meets them and is refused, naming the byte offset,
+// instead of growing until memory runs out. docs/formats.md states them.
+inline constexpr std::size_t max_record_bytes = std::size_t{16} << 20;
+inline constexpr std::uint64_t max_json_bytes = std::uint64_t{4} << 30;
+
+// The whole content of a plain or gzip file holding one JSON document. Refuses, naming the byte
+// offset, a control byte that JSON text never holds (a binary file) and more than `max_bytes`.
+std::string read_json_text(const std::string& path, std::uint64_t max_bytes = max_json_bytes);
 
 struct Record {
   std::uint64_t line = 0;  // physical line where the record starts (1-based)
@@ -75,7 +83,9 @@ class RecordReader {
   std::string name_;
   bool comments_;
   std::uint64_t line_ = 0;
+  std::uint64_t offset_ = 0;  // bytes consumed so far (of the text, after gzip)
   std::string text_;
+  std::unique_ptr<char[]> line_buffer_;  // max_record_bytes + 1; pages touched only as used
 };
 
 // Strict unsigned parsing: the whole text must be the number. `column` names the column in

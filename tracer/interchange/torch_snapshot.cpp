@@ -17,6 +17,21 @@ constexpr std::string_view trace_help =
     " (record it with torch.cuda.memory._record_memory_history() before _dump_snapshot(), then "
     "convert with scripts/torch_snapshot_to_json.py)";
 
+// What a Chrome/Perfetto trace-event document is, for someone who gave one as a trace.
+std::string chrome_trace_explanation(const json& root) {
+  const auto other = root.find("otherData");
+  const bool ours = other != root.end() && other->is_object() &&
+                    other->value("producer", json()).is_string() &&
+                    (*other)["producer"].get<std::string>() == "alloclab";
+  if (!ours)
+    return "not a PyTorch memory snapshot: no \"device_traces\"; a Chrome/Perfetto trace-event "
+           "file (timeline events, not allocations)" +
+           std::string(trace_help);
+  return "a Chrome/Perfetto trace that alloclab wrote (`alloclab convert` to .json, for "
+         "ui.perfetto.dev); it holds live-byte curves, not allocations, so alloclab cannot read "
+         "it back: read the trace it was made from (.alt, .csv)";
+}
+
 [[noreturn]] void fail_entry(const std::string& name, std::size_t device, std::size_t index,
                              const std::string& what) {
   throw InputError(name + ": device_traces[" + std::to_string(device) + "][" +
@@ -187,9 +202,12 @@ Trace parse_torch_snapshot_json(const std::string& json_text, const std::string&
   if (!root.is_object())
     throw InputError(name + ": not a PyTorch memory snapshot (the top level is not an object)");
   const auto traces = root.find("device_traces");
-  if (traces == root.end())
+  if (traces == root.end()) {
+    if (root.contains("traceEvents"))
+      throw InputError(name + ": " + chrome_trace_explanation(root));
     throw InputError(name + ": not a PyTorch memory snapshot: no \"device_traces\"" +
                      std::string(trace_help));
+  }
   if (!traces->is_array()) throw InputError(name + ": \"device_traces\" is not a list");
 
   Trace trace;
@@ -241,7 +259,7 @@ Trace parse_torch_snapshot_json(const std::string& json_text, const std::string&
 }
 
 Trace read_torch_snapshot_json(const std::string& path) {
-  return parse_torch_snapshot_json(interchange_detail::read_whole_file(path), path);
+  return parse_torch_snapshot_json(interchange_detail::read_json_text(path), path);
 }
 
 }  // namespace alloclab

@@ -41,7 +41,11 @@ struct AltLoadStats {
 
 // Reads every intact chunk; damage becomes warnings in Trace::warnings. Throws InputError
 // ("file@offset, header: ...") when the header itself is unusable: empty file, wrong magic, a
-// format version from the future, a truncated header.
+// format version from the future (or an impossible one: damage), a truncated header; and
+// ("file@offset, chunk N: ...; no event could be read from the file") when the file has chunks
+// and none of them could be read. A directory is refused ("PATH: is a directory"). A pipe or
+// other input without a size is read once, to its end (read_alt holds it in memory, as any
+// file; stream_alt copies it to an unlinked temporary file in $TMPDIR first).
 Trace read_alt(const std::string& path, AltLoadStats* stats = nullptr);
 // Same, from the file's bytes already in memory; `name` is the file name used in messages.
 Trace parse_alt(std::vector<std::uint8_t> bytes, const std::string& name,
@@ -82,6 +86,8 @@ AltStreamResult stream_alt(const std::string& path,
                            std::uint64_t batch_events = alt_stream_batch_events);
 
 // True if the file starts with the .alt magic (used to pick a reader without trusting names).
+// False, without reading, for anything but a regular file: a pipe's first bytes, once read,
+// would be missing for the reader that comes next.
 bool looks_like_alt(const std::string& path);
 
 }  // namespace alloclab

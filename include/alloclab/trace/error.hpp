@@ -20,4 +20,14 @@ class InputError : public std::runtime_error {
 [[noreturn]] void throw_at_offset(const std::string& file, std::uint64_t offset, std::int64_t chunk,
                                   const std::string& what);
 
+// Throws InputError "PATH: is a directory" when `path` names one (through links). Opening a
+// directory for reading succeeds, and the reads that follow fail with messages that name
+// nothing (std::bad_alloc, "basic_filebuf::underflow error"), so every reader asks first. A
+// path that does not exist passes: opening it says so.
+void refuse_directory(const std::string& path);
+
+// True when `path` names something other than a regular file or a directory: a pipe, a
+// character device, a socket. Such input can be read only once, in order, and has no size.
+bool is_stream_input(const std::string& path);
+
 }  // namespace alloclab

@@ -206,6 +206,11 @@ std::string grouped(std::uint64_t value) {
   return out;
 }
 
+std::string counted(std::uint64_t count, const std::string& noun, const std::string& plural) {
+  if (count == 1) return "1 " + noun;
+  return grouped(count) + " " + (plural.empty() ? noun + "s" : plural);
+}
+
 std::string human_duration(std::uint64_t ns) {
   char text[32];
   const double v = static_cast<double>(ns);

@@ -6,6 +6,7 @@
 
 #include "alloclab/replay/calibrate.hpp"
 #include "cli_common.hpp"
+#include "text_table.hpp"
 
 namespace alloclab::cli {
 namespace {
@@ -27,19 +28,17 @@ void run_calibrate(const CalibrateCommand& cmd) {
   const Calibration c = calibrate(options);
   std::printf("%s%s: latency by size (median and p99 of each call)\n", c.upstream.c_str(),
               c.touch ? ", every page touched" : "");
-  std::printf("%12s %10s %12s %12s %12s %12s\n", "size", "pairs", "alloc p50", "alloc p99",
-              "free p50", "free p99");
+  TextTable table({{"size"}, {"pairs"}, {"alloc p50"}, {"alloc p99"}, {"free p50"}, {"free p99"}});
   for (const CalibrationPoint& p : c.points) {
     if (p.failed) {
-      std::printf("%12s %10s\n", human_bytes(p.size).c_str(), "failed");
+      table.add_row({human_bytes(p.size), "failed"});
       continue;
     }
-    std::printf("%12s %10s %12s %12s %12s %12s\n", human_bytes(p.size).c_str(),
-                grouped(p.allocate.count).c_str(), human_duration(p.allocate.p50_ns).c_str(),
-                human_duration(p.allocate.p99_ns).c_str(),
-                human_duration(p.deallocate.p50_ns).c_str(),
-                human_duration(p.deallocate.p99_ns).c_str());
+    table.add_row({human_bytes(p.size), grouped(p.allocate.count),
+                   human_duration(p.allocate.p50_ns), human_duration(p.allocate.p99_ns),
+                   human_duration(p.deallocate.p50_ns), human_duration(p.deallocate.p99_ns)});
   }
+  table.print();
   std::printf("cached allocate+free of `exact` (hit_ns): %.1f ns\n", c.hit_ns);
   if (!cmd.out.empty()) {
     write_json_output(cmd.out, calibration_json(c));

@@ -24,11 +24,11 @@ void run_convert(const ConvertOptions& options) {
     TrimStats stats;
     loaded.trace = trim_to_runs(loaded.trace, &stats);
     std::fprintf(stderr,
-                 "alloclab: kept %s events of the runs (dropped %s before, %s after, %s frees of "
-                 "blocks allocated before the first run)\n",
-                 grouped(stats.kept_events).c_str(), grouped(stats.dropped_before).c_str(),
+                 "alloclab: kept %s of the runs (dropped %s before, %s after, %s of blocks "
+                 "allocated before the first run)\n",
+                 counted(stats.kept_events, "event").c_str(), grouped(stats.dropped_before).c_str(),
                  grouped(stats.dropped_after).c_str(),
-                 grouped(stats.dropped_frees_of_earlier_blocks).c_str());
+                 counted(stats.dropped_frees_of_earlier_blocks, "free").c_str());
   }
   TraceFormat to = output_format_from_path(options.output);
   if (!options.to.empty()) {
@@ -40,8 +40,9 @@ void run_convert(const ConvertOptions& options) {
   }
   write_atomically(options.output,
                    [&](const std::string& temporary) { write_trace(loaded.trace, temporary, to); });
-  std::fprintf(stderr, "alloclab: converted %s events: %s -> %s\n",
-               grouped(loaded.trace.size()).c_str(), options.input.c_str(), options.output.c_str());
+  std::fprintf(stderr, "alloclab: converted %s: %s -> %s\n",
+               counted(loaded.trace.size(), "event").c_str(), options.input.c_str(),
+               options.output.c_str());
 }
 
 }  // namespace

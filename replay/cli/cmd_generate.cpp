@@ -33,7 +33,7 @@ void run_generate(const GenerateOptions& options) {
   const TraceFormat format = output_format_from_path(options.output);
   write_atomically(options.output,
                    [&](const std::string& temporary) { write_trace(trace, temporary, format); });
-  std::fprintf(stderr, "alloclab: wrote %s events to %s\n", grouped(trace.size()).c_str(),
+  std::fprintf(stderr, "alloclab: wrote %s to %s\n", counted(trace.size(), "event").c_str(),
                options.output.c_str());
 }
 

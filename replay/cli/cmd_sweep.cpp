@@ -10,6 +10,7 @@
 #include "alloclab/replay/sweep.hpp"
 #include "cli_common.hpp"
 #include "progress.hpp"
+#include "text_table.hpp"
 #include "validators.hpp"
 
 namespace alloclab::cli {
@@ -26,21 +27,25 @@ struct SweepCommand {
 };
 
 void print_sweep_table(const SweepRun& run) {
-  std::size_t width = 8;
-  for (const StrategyResult& r : run.results) width = std::max(width, r.strategy.size());
-  const int w = static_cast<int>(std::min<std::size_t>(width, 56));
-  std::printf("%6s  %-*s %8s %13s %11s %10s\n", "point", w, "strategy", "hit rate", "peak reserved",
-              "up allocs", "evictions");
+  using Align = TextTable::Align;
+  TextTable table({{"point"},
+                   {"strategy", Align::left},
+                   {"hit rate"},
+                   {"peak reserved"},
+                   {"up allocs"},
+                   {"evictions"}});
   for (std::size_t k = 0; k < run.results.size(); ++k) {
     const Metrics& m = run.results[k].metrics;
-    std::printf("%6zu  %-*s %7.2f%% %13s %11s %10s\n", run.point_indices[k], w,
-                run.results[k].strategy.c_str(), 100.0 * m.hit_rate(),
-                human_bytes(m.peak_reserved_bytes).c_str(), grouped(m.upstream_allocs).c_str(),
-                grouped(m.evictions).c_str());
+    char hit_rate[32];
+    std::snprintf(hit_rate, sizeof hit_rate, "%.2f%%", 100.0 * m.hit_rate());
+    table.add_row({std::to_string(run.point_indices[k]), run.results[k].strategy, hit_rate,
+                   human_bytes(m.peak_reserved_bytes), grouped(m.upstream_allocs),
+                   grouped(m.evictions)});
     if (m.failed_requests)
-      std::printf("%6s  %-*s   ^ %s requests failed (upstream out of memory)\n", "", w, "",
-                  grouped(m.failed_requests).c_str());
+      table.add_note(
+          "^ " + counted(m.failed_requests, "request") + " failed (upstream out of memory)", 2);
   }
+  table.print();
 }
 
 void run_sweep_command(const SweepCommand& cmd, const std::string& command_line) {
@@ -65,7 +70,7 @@ void run_sweep_command(const SweepCommand& cmd, const std::string& command_line)
 
   if (resolved.implicit_run)
     std::printf("(no run markers in the trace: it is replayed as one run)\n");
-  std::printf("%zu points in all", run.points.size());
+  std::printf("%s in all", counted(run.points.size(), "point").c_str());
   if (run.shard.count > 1)
     std::printf("; shard %zu/%zu replays %zu of them", run.shard.index, run.shard.count,
                 run.point_indices.size());

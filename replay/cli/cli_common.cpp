@@ -13,6 +13,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "alloclab/cli/help_format.hpp"
 #include "alloclab/interchange/formats.hpp"
 #include "alloclab/replay/report.hpp"
 #include "alloclab/trace/alt.hpp"
@@ -43,6 +44,8 @@ void set_exit_status(int status) {
 }
 
 void add_all_commands(CLI::App& app) {
+  // Subcommands take their parent's formatter when they are added: set it first.
+  app.formatter(std::make_shared<HelpFormatter>());
   add_info_command(app);
   add_convert_command(app);
   add_generate_command(app);

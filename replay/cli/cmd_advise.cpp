@@ -115,11 +115,14 @@ void add_advise_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "advise", "Find the smallest fifo-shrink max that keeps the unbounded cache's hit rate");
   sub->add_option("trace", cmd->path, "trace file")->required();
-  sub->add_option("--json", cmd->json_out, "write the JSON advice report here");
-  sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)")->check(not_negative());
+  sub->add_option("--json", cmd->json_out, "write the JSON advice report here")->type_name("FILE");
+  sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)")
+      ->check(not_negative())
+      ->type_name("N");
   sub->add_option("--target", cmd->target,
-                  "share of the unbounded hit rate to keep, in (0, 1] (default 0.99)");
-  sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch");
+                  "share of the unbounded hit rate to keep, in (0, 1] (default 0.99)")
+      ->type_name("FRACTION");
+  sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch")->type_name("FORMAT");
   sub->callback([cmd] { run_advise(*cmd, command_line()); });
 }
 

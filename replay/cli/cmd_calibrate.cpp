@@ -56,12 +56,14 @@ void add_calibrate_command(CLI::App& app) {
       "Measure an allocator's latency by size and write a cost model for --cost-model");
   sub->add_option("--upstream", cmd->upstream,
                   "host-malloc (default), host-mmap, host-jemalloc, host-mimalloc, cuda, "
-                  "cuda-async[:release_threshold=SIZE] or cuda-host");
-  sub->add_option("-o,--output", cmd->out, "write the cost-model JSON here");
+                  "cuda-async[:release_threshold=SIZE] or cuda-host")
+      ->type_name("NAME");
+  sub->add_option("-o,--output", cmd->out, "write the cost-model JSON here")->type_name("FILE");
   sub->add_flag("--touch", cmd->touch,
                 "write every 4 KiB page of each block (counted in allocate)");
   sub->add_option("--budget-ms", cmd->budget_ms,
-                  "time spent per size, in milliseconds (default 50; 12 sizes, 64 B to 256 MiB)");
+                  "time spent per size, in milliseconds (default 50; 12 sizes, 64 B to 256 MiB)")
+      ->type_name("MS");
   sub->callback([cmd] { run_calibrate(*cmd); });
 }
 

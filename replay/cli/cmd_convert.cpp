@@ -53,8 +53,10 @@ void add_convert_command(CLI::App& app) {
       "convert", "Convert a trace between formats (by extension, or --from/--to)");
   cmd->add_option("input", options->input, "input trace")->required();
   cmd->add_option("output", options->output, "output file")->required();
-  cmd->add_option("--from", options->from, "input format: alt, csv, rmm, torch");
-  cmd->add_option("--to", options->to, "output format: alt, csv, chrome (Perfetto)");
+  cmd->add_option("--from", options->from, "input format: alt, csv, rmm, torch")
+      ->type_name("FORMAT");
+  cmd->add_option("--to", options->to, "output format: alt, csv, chrome (Perfetto)")
+      ->type_name("FORMAT");
   cmd->add_flag("--trim-to-runs", options->trim_to_runs,
                 "keep only the events from the first run_begin to the last run_end");
   cmd->callback([options] { run_convert(*options); });

@@ -44,16 +44,22 @@ void add_generate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "generate", "Write a deterministic synthetic trace shaped like a workload");
   cmd->add_option("-o,--output", options->output, "output file (.alt, .csv, .csv.gz, .json)")
-      ->required();
-  cmd->add_option("--shape", options->shape, "cnn, transformer or random")->capture_default_str();
+      ->required()
+      ->type_name("FILE");
+  cmd->add_option("--shape", options->shape, "cnn, transformer or random")
+      ->capture_default_str()
+      ->type_name("SHAPE");
   cmd->add_option("--runs", options->runs, "number of runs (forward passes)")
       ->check(not_negative())
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("N");
   cmd->add_option("--events", options->events, "generate at least this many events instead")
-      ->check(not_negative());
+      ->check(not_negative())
+      ->type_name("N");
   cmd->add_option("--seed", options->seed, "random seed")
       ->check(not_negative())
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("N");
   cmd->callback([options] { run_generate(*options); });
 }
 

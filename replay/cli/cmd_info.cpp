@@ -229,16 +229,19 @@ void add_info_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("info", "Summarise a trace: events, sizes, lifetimes, runs");
   cmd->add_option("trace", options->path, "trace file (.alt, .csv, .csv.gz, RMM log, snapshot)")
       ->required();
-  cmd->add_option("--from", options->format, "input format: alt, csv, rmm, torch");
+  cmd->add_option("--from", options->format, "input format: alt, csv, rmm, torch")
+      ->type_name("FORMAT");
   cmd->add_flag("--json", options->json, "print JSON (keys documented in README)");
   cmd->add_flag("--stacks{10}", options->stacks,
                 "also show the call stacks that allocated most, by count and by bytes "
                 "(--stacks=N: the top N, default 10)")
-      ->check(not_negative());
+      ->check(not_negative())
+      ->type_name("N");
   cmd->add_option("--anomalies", options->anomalies,
                   "how many of the first anomalies to list, with their event index, time, "
                   "address, device and thread (default 5, at most 1000; 0: none)")
-      ->check(CLI::Range(std::size_t{0}, ResolvedTrace::max_listed_anomalies));
+      ->check(CLI::Range(std::size_t{0}, ResolvedTrace::max_listed_anomalies))
+      ->type_name("N");
   cmd->callback([options] { run_info(*options); });
 }
 

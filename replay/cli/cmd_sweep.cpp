@@ -98,14 +98,20 @@ void add_sweep_command(CLI::App& app) {
   sub->add_option("-s,--strategy", cmd->templates,
                   "spec template (repeatable): {a..b:xK} multiplies, {a..b:+K} adds, {x,y,z} "
                   "lists; a spec without braces is one point")
-      ->required();
-  sub->add_option("--json", cmd->json_out, "write the JSON report (with a \"sweep\" object) here");
-  sub->add_option("--csv", cmd->csv_out, "write one CSV row per point here (first column: point)");
-  sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)")->check(not_negative());
+      ->required()
+      ->type_name("TEMPLATE");
+  sub->add_option("--json", cmd->json_out, "write the JSON report (with a \"sweep\" object) here")
+      ->type_name("FILE");
+  sub->add_option("--csv", cmd->csv_out, "write one CSV row per point here (first column: point)")
+      ->type_name("FILE");
+  sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)")
+      ->check(not_negative())
+      ->type_name("N");
   sub->add_option("--shard", cmd->shard,
                   "replay only shard i of n (0-based): the points k with k % n == i; join the "
-                  "shard reports with `alloclab merge`");
-  sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch");
+                  "shard reports with `alloclab merge`")
+      ->type_name("I/N");
+  sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch")->type_name("FORMAT");
   sub->callback([cmd] { run_sweep_command(*cmd, command_line()); });
 }
 

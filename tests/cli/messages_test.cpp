@@ -170,6 +170,29 @@ TEST(Messages, a_count_of_one_takes_the_singular) {
       << failed.output;
 }
 
+// `info --help` showed `--stacks{10} :NOT_NEGATIVE`, `record --help` `UINT:(UINT in [1 -
+// 1073741824]) AND (POWER_OF_TWO)`: CLI11's names for its types and checks. Every command's help
+// names a value by what it is (N, FILE, SPEC) and says a default in words.
+TEST(Messages, help_text_names_values_in_words) {
+  for (const std::string command : {"info", "convert", "generate", "replay", "strategies", "sweep",
+                                    "merge", "advise", "record", "calibrate", "gui"}) {
+    const CliResult r = run_cli(command + " --help");
+    if (command == "gui" && contains(r.output, "the GUI was not built")) continue;
+    ASSERT_EQ(r.status, 0) << command << "\n" << r.output;
+    for (const char* internal : {"NOT_NEGATIVE", "UINT", "INT in", "POWER_OF_TWO", " TEXT", "FLOAT",
+                                 "REQUIRED", "{10}", "=cnn", ":("})
+      EXPECT_FALSE(contains(r.output, internal)) << command << ": " << internal << "\n" << r.output;
+  }
+  EXPECT_TRUE(contains(run_cli("info --help").output, "  --stacks[=N]  "));
+  const std::string replay = run_cli("replay --help").output;
+  for (const char* plain : {"  -j,--jobs N  ", "  --json FILE  ",
+                            "  -s,--strategy SPEC ... (required)", "  trace (required)  "})
+    EXPECT_TRUE(contains(replay, plain)) << plain << "\n" << replay;
+  const std::string generate = run_cli("generate --help").output;
+  EXPECT_TRUE(contains(generate, "cnn, transformer or random (default cnn)")) << generate;
+  EXPECT_TRUE(contains(generate, "number of runs (forward passes; default 10)")) << generate;
+}
+
 // The note says a -j the user gave is ignored; with no -j (the default, all cores) there is
 // nothing to ignore, and -j 1 is what happens anyway.
 TEST(Messages, a_real_replay_notes_an_ignored_j_only_when_one_was_given) {

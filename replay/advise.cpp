@@ -244,6 +244,10 @@ std::string advice_sentence(const Advice& a) {
                     "'s hit rate (" + percent(rm.hit_rate(), 1) + " vs " +
                     percent(bm.hit_rate(), 1) + ") and reserves " +
                     short_bytes(rm.peak_reserved_bytes);
+  // Under 1%, two sizes of three digits look the same: the saving is said in bytes instead.
+  if (a.saved_bytes > 0 && a.saved_fraction < 0.005)
+    return out + " at peak, " + short_bytes(static_cast<std::uint64_t>(a.saved_bytes)) +
+           " less than " + base + " (" + short_bytes(bm.peak_reserved_bytes) + ").";
   if (a.saved_bytes > 0)
     return out + " instead of " + short_bytes(bm.peak_reserved_bytes) + " (saves " +
            percent(a.saved_fraction, 0) + ").";

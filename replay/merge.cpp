@@ -55,9 +55,10 @@ void check_same_run(const MergeInput& first, const MergeInput& in) {
                      " (merge joins either shards of one sweep or plain replay reports)");
 }
 
-// A result without its timing, which differs between runs of the same replay.
+// A result without what is measured (timings, and a real replay's latencies and wall time),
+// which differs between runs of the same replay.
 json deterministic_part(json result) {
-  result.erase("timing");
+  for (const char* measured : {"timing", "latency", "wall_seconds"}) result.erase(measured);
   return result;
 }
 
@@ -175,8 +176,22 @@ json merge_reports(const std::vector<MergeInput>& inputs, const MergeOptions& op
     merged["sweep"]["shard"] = {{"index", 0}, {"count", 1}};
     merged["sweep"]["point_indices"] = present;
   } else {
+    // A strategy given by several inputs (the same report twice, or overlapping replays) is
+    // kept once, as a point of a sweep is: two rows with one spec could not be told apart.
+    std::map<std::string, std::pair<const json*, const std::string*>> by_strategy;
     for (const MergeInput& in : inputs)
-      for (const json& result : in.report["results"]) results.push_back(result);
+      for (const json& result : in.report["results"]) {
+        const std::string strategy = result["strategy"].get<std::string>();
+        const auto [it, inserted] = by_strategy.emplace(strategy, std::pair{&result, &in.source});
+        if (inserted) {
+          results.push_back(result);
+        } else if (deterministic_part(*it->second.first) != deterministic_part(result)) {
+          throw InputError(in.source + ": strategy " + strategy + " has another result in " +
+                           *it->second.second +
+                           " (the same replay must give the same numbers; were they run with "
+                           "other options, on different traces or alloclab versions?)");
+        }
+      }
   }
 
   merged["results"] = std::move(results);

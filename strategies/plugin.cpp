@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <cstddef>
+#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 #include <system_error>
@@ -27,6 +28,12 @@ constexpr std::size_t kErrorBufferSize = 1024;
 std::string last_dl_error() {
   const char* text = dlerror();
   return text != nullptr ? text : "unknown error";
+}
+
+std::string hex_address(std::uint64_t address) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(address));
+  return text;
 }
 
 // The function pointers every ABI 1 table must fill in, with their names for the message.
@@ -211,40 +218,49 @@ PluginStrategy::PluginStrategy(std::shared_ptr<const PluginLibrary> library,
 
 PluginStrategy::~PluginStrategy() {
   // destroy() must not call the upstream; if it did and that threw, there is no one to tell.
+  in_call_ = "destroy";
   table_.destroy(self_);
 }
 
 std::optional<Block> PluginStrategy::allocate(std::uint64_t size, std::uint64_t stream) {
   alloclab_block out{0, 0};
+  in_call_ = "allocate";
   const int status = table_.allocate(self_, size, stream, &out);
   after_call();
   if (status != 0) return std::nullopt;
   if (out.capacity < size) {
-    throw std::logic_error("plugin " + library_->name() + " handed out a block of " +
-                           std::to_string(out.capacity) + " bytes for a request of " +
-                           std::to_string(size) + " bytes");
+    throw std::logic_error(who() + " handed out a block of " + std::to_string(out.capacity) +
+                           " bytes for a request of " + std::to_string(size) + " bytes");
   }
   return Block{out.address, out.capacity};
 }
 
 void PluginStrategy::deallocate(const Block& block) {
+  in_call_ = "deallocate";
   table_.deallocate(self_, alloclab_block{block.address, block.capacity});
   after_call();
 }
 
 void PluginStrategy::begin_run() {
+  in_call_ = "begin_run";
   table_.begin_run(self_);
   after_call();
 }
 
 void PluginStrategy::end_run() {
+  in_call_ = "end_run";
   table_.end_run(self_);
   after_call();
 }
 
 void PluginStrategy::release() {
+  in_call_ = "release";
   table_.release(self_);
   after_call();
+}
+
+std::string PluginStrategy::who() const {
+  return "plugin " + single_quoted(library_->name()) + " (" + library_->path() + ")";
 }
 
 void PluginStrategy::after_call() {
@@ -260,6 +276,7 @@ int PluginStrategy::bridge_allocate(void* context, std::uint64_t bytes,
   if (self->pending_) return 1;  // the upstream already threw during this call: stop here
   try {
     if (const std::optional<Block> block = self->upstream_.allocate(bytes)) {
+      *self->held_.try_emplace(block->address).first = block->capacity;
       *out = alloclab_block{block->address, block->capacity};
       return 0;
     }
@@ -272,6 +289,19 @@ int PluginStrategy::bridge_allocate(void* context, std::uint64_t bytes,
 void PluginStrategy::bridge_deallocate(void* context, alloclab_block block) noexcept {
   auto* self = static_cast<PluginStrategy*>(context);
   try {
+    const std::uint64_t* capacity = self->held_.find(block.address);
+    if (capacity == nullptr || *capacity != block.capacity) {
+      // Refused before the upstream sees it: the plug-in broke the rule, not the upstream.
+      std::string what = self->who() + " gave back to the upstream, in its " + self->in_call_ +
+                         "(), " + (capacity == nullptr ? "a block it does not hold" : "the block") +
+                         " at " + hex_address(block.address) + " of " +
+                         std::to_string(block.capacity) + " bytes";
+      what += capacity == nullptr
+                  ? " (it gave it back before, or never had it from the upstream)"
+                  : ", which the upstream handed out with " + std::to_string(*capacity) + " bytes";
+      throw std::logic_error(what);
+    }
+    self->held_.erase(block.address);
     self->upstream_.deallocate(Block{block.address, block.capacity});
   } catch (...) {
     if (!self->pending_) self->pending_ = std::current_exception();

@@ -8,10 +8,55 @@
 namespace alloclab::gui {
 namespace {
 
-constexpr float kLeft = 78, kBottom = 34, kTop = 8, kRight = 12;
+constexpr float kLeft = 78, kBottom = 34, kTop = 4, kRight = 12;
+constexpr float kSwatch = 12, kSwatchGap = 6, kEntryGap = 18;  // a legend entry: [#] label
+constexpr int kMaxHeaderRows = 3;  // beyond: "+N more" (the tooltips name every series)
+constexpr float kLabelGap = 8;     // at least this much space between two category labels
+constexpr float kCategoryTop = 8;  // category labels this far below the plot, under the y axis'
+                                   // lowest label (which is centred on the plot's bottom edge)
 const ImU32 kGrid = IM_COL32(255, 255, 255, 28);
 const ImU32 kAxis = IM_COL32(200, 200, 200, 255);
 const ImU32 kText = IM_COL32(220, 220, 220, 255);
+
+// One item of the strip above the plot: the y label, a legend entry, or "+N more".
+struct HeaderItem {
+  std::string text;
+  bool legend = false;  // part of the legend (not the y label)
+  ImU32 color = 0;      // the swatch's; 0: text only
+  ImVec2 pos{};         // top-left, set by lay_out_header
+  float width = 0;
+};
+
+// Flows `items` left to right into rows `width` pixels wide starting at `origin`; returns the
+// number of rows.
+int lay_out_header(std::vector<HeaderItem>& items, ImVec2 origin, float width) {
+  const float line = ImGui::GetFontSize() + 4;
+  float x = 0;
+  int rows = items.empty() ? 0 : 1;
+  for (HeaderItem& item : items) {
+    item.width = ImGui::CalcTextSize(item.text.c_str()).x + (item.color ? kSwatch + kSwatchGap : 0);
+    if (x > 0 && x + item.width > width) {
+      x = 0;
+      ++rows;
+    }
+    item.pos = ImVec2(origin.x + x, origin.y + line * static_cast<float>(rows - 1));
+    x += item.width + kEntryGap;
+  }
+  return rows;
+}
+
+// `text` shortened to at most `width` pixels by cutting out a piece near its start: the end of a
+// spec says what differs between the points of a sweep ("fi..max=16MiB"). Empty when not even
+// one character of each end fits.
+std::string shortened(const std::string& text, float width) {
+  if (ImGui::CalcTextSize(text.c_str()).x <= width) return text;
+  for (std::size_t keep = text.size() - 1; keep >= 2; --keep) {
+    const std::size_t head = std::max<std::size_t>(1, keep / 4), tail = keep - head;
+    const std::string candidate = text.substr(0, head) + ".." + text.substr(text.size() - tail);
+    if (ImGui::CalcTextSize(candidate.c_str()).x <= width) return candidate;
+  }
+  return {};
+}
 
 double to_unit(const Axis& a, double v) {
   if (a.log) {
@@ -37,7 +82,7 @@ ImU32 series_color(int i, float alpha) {
   return IM_COL32((rgb >> 16) & 0xFF, (rgb >> 8) & 0xFF, rgb & 0xFF, a);
 }
 
-Chart::Chart(const char* id, ImVec2 size, Axis x, Axis y)
+Chart::Chart(const char* id, ImVec2 size, Axis x, Axis y, std::vector<LegendEntry> legend)
     : id_(id), x_(std::move(x)), y_(std::move(y)) {
   if (x_.log && !(x_.lo > 0)) x_.lo = 1;
   if (y_.log && !(y_.lo > 0)) y_.lo = 1;
@@ -51,22 +96,68 @@ Chart::Chart(const char* id, ImVec2 size, Axis x, Axis y)
   track_item(std::string("chart:") + id);
   hovered_ = ImGui::IsItemHovered();
   list_ = ImGui::GetWindowDrawList();
-  p0_ = ImVec2(origin.x + kLeft, origin.y + kTop);
-  p1_ = ImVec2(origin.x + size.x - kRight, origin.y + size.y - kBottom);
-  list_->AddRectFilled(p0_, p1_, IM_COL32(24, 26, 30, 255));
 
-  const int x_max_ticks = std::max(2, static_cast<int>((p1_.x - p0_.x) / 90));
+  // The strip above the plot: the y label first, then as many legend entries as fit in
+  // kMaxHeaderRows rows, then "+N more" for the rest.
+  const ImVec2 header_origin(origin.x + kLeft, origin.y + kTop);
+  const float header_width = size.x - kLeft - kRight;
+  std::vector<HeaderItem> items;
+  int rows = 0;
+  for (std::size_t shown = legend.size() + 1; shown-- > 0;) {
+    items.clear();
+    if (!y_.label.empty()) items.push_back({y_.label});
+    // The swatch is opaque even for a faint series: it must be seen on the background.
+    for (std::size_t i = 0; i < shown; ++i)
+      items.push_back({legend[i].label, true, legend[i].color | IM_COL32(0, 0, 0, 255)});
+    if (shown < legend.size())
+      items.push_back({"+" + std::to_string(legend.size() - shown) + " more", true});
+    rows = lay_out_header(items, header_origin, header_width);
+    if (rows <= kMaxHeaderRows) break;
+  }
+  const float line = ImGui::GetFontSize() + 4;
+  const float header_height = rows > 0 ? line * static_cast<float>(rows) + 2 : 0;
+
+  p0_ = ImVec2(origin.x + kLeft, origin.y + kTop + header_height);
+  p1_ = ImVec2(origin.x + size.x - kRight, std::max(p0_.y + 20, origin.y + size.y - kBottom));
+  list_->AddRectFilled(p0_, p1_, IM_COL32(24, 26, 30, 255));
+  track_rect("chart:" + id_ + "/plot", p0_, p1_);
+
+  bool any_entry = false;
+  ImVec2 legend_min(p1_.x, p1_.y), legend_max(p0_.x, origin.y);
+  for (const HeaderItem& item : items) {
+    const ImVec2 end(item.pos.x + item.width, item.pos.y + line);
+    float text_x = item.pos.x;
+    if (item.color) {
+      list_->AddRectFilled(ImVec2(item.pos.x, item.pos.y + 3),
+                           ImVec2(item.pos.x + kSwatch, item.pos.y + line - 5), item.color);
+      text_x += kSwatch + kSwatchGap;
+    }
+    if (item.legend) track_rect("chart:" + id_ + "/legend:" + item.text, item.pos, end);
+    list_->AddText(ImVec2(text_x, item.pos.y), kText, item.text.c_str());
+    if (item.legend) {
+      any_entry = true;
+      legend_min = ImVec2(std::min(legend_min.x, item.pos.x), std::min(legend_min.y, item.pos.y));
+      legend_max = ImVec2(std::max(legend_max.x, end.x), std::max(legend_max.y, end.y));
+    }
+  }
+  if (any_entry) track_rect("chart:" + id_ + "/legend", legend_min, legend_max);
+
   const int y_max_ticks = std::max(2, static_cast<int>((p1_.y - p0_.y) / 40));
-  const auto xt = x_.log ? log_ticks(x_.lo, x_.hi, x_max_ticks, x_.unit)
-                         : linear_ticks(x_.lo, x_.hi, x_max_ticks, x_.unit);
   const auto yt = y_.log ? log_ticks(y_.lo, y_.hi, y_max_ticks, y_.unit)
                          : linear_ticks(y_.lo, y_.hi, y_max_ticks, y_.unit);
-  for (const Tick& t : xt) {
-    const float px = px_x(t.value);
-    list_->AddLine(ImVec2(px, p0_.y), ImVec2(px, p1_.y), kGrid);
-    list_->AddLine(ImVec2(px, p1_.y), ImVec2(px, p1_.y + 4), kAxis);
-    const ImVec2 ts = ImGui::CalcTextSize(t.label.c_str());
-    list_->AddText(ImVec2(px - ts.x / 2, p1_.y + 5), kText, t.label.c_str());
+  if (x_.categories.empty()) {
+    const int x_max_ticks = std::max(2, static_cast<int>((p1_.x - p0_.x) / 90));
+    const auto xt = x_.log ? log_ticks(x_.lo, x_.hi, x_max_ticks, x_.unit)
+                           : linear_ticks(x_.lo, x_.hi, x_max_ticks, x_.unit);
+    for (const Tick& t : xt) {
+      const float px = px_x(t.value);
+      list_->AddLine(ImVec2(px, p0_.y), ImVec2(px, p1_.y), kGrid);
+      list_->AddLine(ImVec2(px, p1_.y), ImVec2(px, p1_.y + 4), kAxis);
+      const ImVec2 ts = ImGui::CalcTextSize(t.label.c_str());
+      list_->AddText(ImVec2(px - ts.x / 2, p1_.y + 5), kText, t.label.c_str());
+    }
+  } else {
+    category_labels();
   }
   for (const Tick& t : yt) {
     const float py = px_y(t.value);
@@ -78,21 +169,43 @@ Chart::Chart(const char* id, ImVec2 size, Axis x, Axis y)
   list_->AddRect(p0_, p1_, kAxis);
   if (!x_.label.empty()) {
     const ImVec2 ts = ImGui::CalcTextSize(x_.label.c_str());
-    list_->AddText(ImVec2((p0_.x + p1_.x - ts.x) / 2, p1_.y + 5 + ts.y), kText, x_.label.c_str());
+    const float top = p1_.y + (x_.categories.empty() ? 5 : kCategoryTop) + ts.y;
+    list_->AddText(ImVec2((p0_.x + p1_.x - ts.x) / 2, top), kText, x_.label.c_str());
   }
   list_->PushClipRect(p0_, p1_, true);
 }
 
+// Each category's name centred under its slot, between tick marks at the slots' edges. Where
+// names do not fit they are shortened, and where even short names would touch, every k-th
+// category is labelled (the tooltips name each one).
+void Chart::category_labels() {
+  const std::size_t n = x_.categories.size();
+  const float slot = px_x(x_.lo + 1) - px_x(x_.lo);
+  const float least = ImGui::CalcTextSize("ab..yz").x + kLabelGap;
+  const std::size_t every =
+      slot >= least ? 1 : static_cast<std::size_t>(std::ceil(least / std::max(slot, 1.0f)));
+  for (std::size_t i = 0; i <= n; ++i) {
+    const float px = px_x(x_.lo + static_cast<double>(i));
+    list_->AddLine(ImVec2(px, p1_.y), ImVec2(px, p1_.y + 4), kAxis);
+  }
+  for (std::size_t i = 0; i < n; i += every) {
+    // Centred under its slot, at most as wide as the slots up to the next label, and inside the
+    // chart (it may reach into the margins: the row sits below the y axis' lowest label).
+    const float middle = px_x(x_.lo + static_cast<double>(i) + 0.5);
+    const float room =
+        std::min({slot * static_cast<float>(every) - kLabelGap, 2 * (middle - (p0_.x - kLeft + 2)),
+                  2 * (p1_.x + kRight - middle)});
+    const std::string text = shortened(x_.categories[i], room);
+    if (text.empty()) continue;
+    const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+    const ImVec2 at(middle - ts.x / 2, p1_.y + kCategoryTop);
+    list_->AddText(at, kText, text.c_str());
+    track_rect("chart:" + id_ + "/x:" + x_.categories[i], at, ImVec2(at.x + ts.x, at.y + ts.y));
+  }
+}
+
 Chart::~Chart() {
   list_->PopClipRect();
-  if (!y_.label.empty()) {
-    // The y label sits in the top-left corner, inside the plot, over the data.
-    const ImVec2 pos(p0_.x + 6, p0_.y + 4);
-    const ImVec2 ts = ImGui::CalcTextSize(y_.label.c_str());
-    list_->AddRectFilled(pos, ImVec2(pos.x + ts.x + 6, pos.y + ts.y + 2),
-                         IM_COL32(24, 26, 30, 200));
-    list_->AddText(ImVec2(pos.x + 3, pos.y + 1), kText, y_.label.c_str());
-  }
 }
 
 float Chart::px_x(double x) const {
@@ -285,22 +398,6 @@ void Chart::vline(double x, ImU32 color, const char* label) {
 
 void Chart::marker(double x, double y, ImU32 color) {
   list_->AddCircleFilled(ImVec2(px_x(x), px_y(y)), 3.5f, color);
-}
-
-void Chart::legend(const std::vector<LegendEntry>& entries) {
-  float w = 0;
-  for (const auto& e : entries) w = std::max(w, ImGui::CalcTextSize(e.label.c_str()).x);
-  const float line = ImGui::GetFontSize() + 4;
-  const ImVec2 a(p1_.x - w - 34, p0_.y + 6);
-  const ImVec2 b(p1_.x - 6, a.y + line * static_cast<float>(entries.size()) + 6);
-  list_->AddRectFilled(a, b, IM_COL32(16, 18, 22, 220));
-  list_->AddRect(a, b, IM_COL32(120, 120, 120, 200));
-  float y = a.y + 4;
-  for (const auto& e : entries) {
-    list_->AddRectFilled(ImVec2(a.x + 6, y + 3), ImVec2(a.x + 18, y + line - 5), e.color);
-    list_->AddText(ImVec2(a.x + 24, y), kText, e.label.c_str());
-    y += line;
-  }
 }
 
 void Chart::tooltip(const std::vector<std::string>& lines) {

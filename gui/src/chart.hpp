@@ -1,7 +1,11 @@
 #pragma once
 // The chart module every view draws with: a plot area with axes, unit-aware ticks (linear or
-// log), grid, legend, tooltips, zoom/pan on x, and series drawn from a LOD pyramid. Immediate
-// mode like the rest of the UI: build a Chart, draw into it, let it go.
+// log) or named categories, grid, legend, tooltips, zoom/pan on x, and series drawn from a LOD
+// pyramid. Immediate mode like the rest of the UI: build a Chart, draw into it, let it go.
+//
+// Nothing is drawn over the data but the data: the y axis' label and the legend sit in a strip
+// above the plot area, the tick or category labels below it. Each chart records where those
+// are in the UI registry (see Chart's constructor), so that tests can check the layout.
 #include <string>
 #include <vector>
 
@@ -17,6 +21,11 @@ struct Axis {
   bool log = false;  // lo must be > 0
   Unit unit = Unit::count;
   std::string label;
+  // A category axis (x only): [i, i + 1) is categories[i], labelled by its name under its middle
+  // instead of numbered ticks. Names that do not fit their slot are shortened in the middle
+  // ("fifo-..16MiB", both ends tell specs apart); when even that does not fit, only every k-th
+  // category is labelled.
+  std::vector<std::string> categories{};
 };
 
 struct LegendEntry {
@@ -37,8 +46,11 @@ ImU32 series_color(int i, float alpha = 1.0f);
 class Chart {
  public:
   // Reserves `size` in the window (size.x <= 0: the available width) and draws the frame,
-  // grid, ticks and axis labels. `id` names the chart for scripts ("chart:ID").
-  Chart(const char* id, ImVec2 size, Axis x, Axis y);
+  // grid, ticks, axis labels and the legend (above the plot area, wrapped into rows). `id`
+  // names the chart for scripts ("chart:ID"); the UI registry also gets "chart:ID/plot" (the
+  // plot area), "chart:ID/legend" (all the legend's entries) and "chart:ID/legend:LABEL", and
+  // "chart:ID/x:NAME" for each category label drawn.
+  Chart(const char* id, ImVec2 size, Axis x, Axis y, std::vector<LegendEntry> legend = {});
   ~Chart();
   Chart(const Chart&) = delete;
   Chart& operator=(const Chart&) = delete;
@@ -65,7 +77,6 @@ class Chart {
   void shade_x(double x0, double x1, ImU32 color, const char* label = nullptr);
   void vline(double x, ImU32 color, const char* label = nullptr);
   void marker(double x, double y, ImU32 color);
-  void legend(const std::vector<LegendEntry>& entries);
   // A tooltip at the mouse, one line each (call only when hovered()).
   static void tooltip(const std::vector<std::string>& lines);
 
@@ -74,6 +85,8 @@ class Chart {
   static bool zoom_pan(const Chart& chart, XRange& range, double full_lo, double full_hi);
 
  private:
+  void category_labels();
+
   std::string id_;
   Axis x_, y_;
   ImVec2 p0_, p1_;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "alloclab/cli/help_format.hpp"
 #include "alloclab/trace/output_files.hpp"
 #include "runner.hpp"
 
@@ -15,21 +16,27 @@ int main(int argc, char** argv) {
   bool force = false;
   CLI::App app{"alloclab gui: compare allocation strategies visually"};
   app.name("alloclab gui");
+  app.formatter(std::make_shared<alloclab::cli::HelpFormatter>());
   app.add_option("files", o.files,
                  "traces (.alt .csv .log, PyTorch snapshot .json) and reports (.json)");
   app.add_option("-s,--strategy", o.specs,
-                 "strategy to add to the editor and replay on the first trace (repeatable)");
+                 "strategy to add to the editor and replay on the first trace (repeatable)")
+      ->type_name("SPEC");
   app.add_flag("--headless", o.headless, "render offscreen through EGL (no display needed)");
   app.add_option("--screenshot", o.screenshot,
-                 "write a PNG of the window once everything has loaded");
+                 "write a PNG of the window once everything has loaded")
+      ->type_name("FILE");
   app.add_flag("-f,--force", force, "replace the --screenshot file if it exists");
-  app.add_option("--size", size, "window size WxH (default 1280x800)");
+  app.add_option("--size", size, "window size WxH (default 1280x800)")->type_name("WxH");
   app.add_option("--view", o.view,
-                 "first view: overview, hit-rate, latency, memory, trace, sweep, diff");
-  app.add_option("--script", o.script, "play the UI actions in this file (README: `alloclab gui`)");
+                 "first view: overview, hit-rate, latency, memory, trace, sweep, diff")
+      ->type_name("VIEW");
+  app.add_option("--script", o.script, "play the UI actions in this file (README: `alloclab gui`)")
+      ->type_name("FILE");
   app.add_option("--frames", o.frames,
                  "window: quit after N frames once loaded; headless: render (and time) N frames "
-                 "before the screenshot");
+                 "before the screenshot")
+      ->type_name("N");
   app.add_flag("--frame-times", o.frame_times, "headless: print frame-time statistics");
   // A bad command line is bad input, status 2, like the rest of alloclab: one line, then the usage.
   const auto usage_error = [&app](const std::string& message) {

@@ -71,10 +71,18 @@ void draw_diff(Model& model, ViewState& state) {
   }
   const std::size_t n = state.table.rows.size();
   double top = 1;
-  for (const auto& row : state.table.rows) top = std::max({top, row[7].sort, row[8].sort});
+  std::vector<std::string> names;
+  std::vector<LegendEntry> legend;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& row = state.table.rows[i];
+    top = std::max({top, row[7].sort, row[8].sort});
+    names.push_back(row[0].csv);
+    legend.push_back({row[0].csv, series_color(static_cast<int>(i))});
+  }
   Chart chart("diff-reserved", ImVec2(0, std::max(160.0f, ImGui::GetContentRegionAvail().y - 180)),
-              Axis{0, static_cast<double>(n), false, Unit::count, ""},
-              Axis{0, top * 1.1, false, Unit::bytes, "peak reserved: A (solid) vs B (light)"});
+              Axis{0, static_cast<double>(n), false, Unit::count, "", names},
+              Axis{0, top * 1.1, false, Unit::bytes, "peak reserved: A (solid) vs B (light)"},
+              legend);
   for (std::size_t i = 0; i < n; ++i) {
     const double x = static_cast<double>(i);
     chart.rect(x + 0.1, 0, x + 0.48, state.table.rows[i][7].sort,
@@ -88,10 +96,6 @@ void draw_diff(Model& model, ViewState& state) {
                       "B - A: " + row[9].shown, "hit rate B - A: " + row[3].shown});
     }
   }
-  std::vector<LegendEntry> legend;
-  for (std::size_t i = 0; i < n && i < 12; ++i)
-    legend.push_back({state.table.rows[i][0].csv, series_color(static_cast<int>(i))});
-  chart.legend(legend);
   draw_table("diff", state.table, 170);
 }
 

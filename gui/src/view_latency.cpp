@@ -63,10 +63,16 @@ void draw_modelled(const ReportDoc& report, ViewState& state) {
   }
   ImGui::Text("modelled allocation time (simulation with a cost model)");
   const auto n = static_cast<double>(report.results.size());
-  Chart chart("modelled", ImVec2(0, std::max(200.0f, ImGui::GetContentRegionAvail().y - 160)),
-              Axis{0, n, false, Unit::count, ""},
-              Axis{0, max_total * 1.1, false, Unit::ns, "modelled time"});
+  std::vector<std::string> names;
   std::vector<LegendEntry> legend;
+  for (std::size_t i = 0; i < report.results.size(); ++i) {
+    names.push_back(report.results[i].strategy);
+    if (report.results[i].modelled)
+      legend.push_back({report.results[i].strategy, series_color(static_cast<int>(i))});
+  }
+  Chart chart("modelled", ImVec2(0, std::max(200.0f, ImGui::GetContentRegionAvail().y - 160)),
+              Axis{0, n, false, Unit::count, "", names},
+              Axis{0, max_total * 1.1, false, Unit::ns, "modelled time"}, legend);
   for (std::size_t i = 0; i < report.results.size(); ++i) {
     const auto& m = report.results[i].modelled;
     if (!m) continue;
@@ -77,9 +83,7 @@ void draw_modelled(const ReportDoc& report, ViewState& state) {
     chart.rect(x + 0.15, a, x + 0.85, a + d, series_color(static_cast<int>(i), 0.6f));
     chart.rect(x + 0.15, a + d, x + 0.85, a + d + static_cast<double>(m->hits),
                series_color(static_cast<int>(i), 0.3f));
-    legend.push_back({report.results[i].strategy, series_color(static_cast<int>(i))});
   }
-  chart.legend(legend);
   empty_hint("Each bar: upstream allocate (solid), upstream deallocate (lighter), hits (faint).");
   draw_table("modelled", state.table, 140);
 }
@@ -124,9 +128,14 @@ void draw_latency(const Model& model, ViewState& state) {
   const float h = std::max(150.0f, (ImGui::GetContentRegionAvail().y - 170) / 2);
   const Axis x{1, x_hi * 1.5, true, Unit::ns, metric + " (log scale)"};
   {
-    Chart cdf("latency-cdf", ImVec2(0, h), x,
-              Axis{0, 1.02, false, Unit::percent, "fraction of calls <= x"});
     std::vector<LegendEntry> legend;
+    for (std::size_t i = 0; i < report->results.size(); ++i) {
+      const auto it = report->results[i].latency.find(metric);
+      if (it != report->results[i].latency.end() && it->second.count > 0)
+        legend.push_back({report->results[i].strategy, series_color(static_cast<int>(i))});
+    }
+    Chart cdf("latency-cdf", ImVec2(0, h), x,
+              Axis{0, 1.02, false, Unit::percent, "fraction of calls <= x"}, legend);
     for (std::size_t i = 0; i < report->results.size(); ++i) {
       const auto it = report->results[i].latency.find(metric);
       if (it == report->results[i].latency.end() || it->second.count == 0) continue;
@@ -152,9 +161,7 @@ void draw_latency(const Model& model, ViewState& state) {
                 "p50");
       cdf.vline(static_cast<double>(it->second.p99_ns), series_color(static_cast<int>(i), 0.5f),
                 "p99");
-      legend.push_back({report->results[i].strategy, color});
     }
-    cdf.legend(legend);
     if (cdf.hovered()) Chart::tooltip({"x = " + format_value(cdf.x_at(cdf.mouse().x), Unit::ns)});
   }
   {

@@ -107,20 +107,20 @@ void draw_memory(const Model& model, ViewState& state) {
   const float table_h =
       report ? std::min(34.0f + 22.0f * static_cast<float>(report->results.size()), 200.0f) : 0;
   const float chart_h = std::max(200.0f, ImGui::GetContentRegionAvail().y - table_h - 8);
+  std::vector<LegendEntry> legend = {{"live", IM_COL32(235, 235, 235, 255)}};
+  if (report)
+    for (std::size_t i = 0; i < report->reserved.size(); ++i)
+      legend.push_back(
+          {"reserved: " + report->results[i].strategy, series_color(static_cast<int>(i))});
   Chart chart("memory", ImVec2(0, chart_h),
               Axis{state.memory_x.lo, state.memory_x.hi, false, Unit::ns,
                    "time since the trace's first event"},
-              Axis{0, y_hi * 1.08, false, Unit::bytes, "bytes"});
+              Axis{0, y_hi * 1.08, false, Unit::bytes, "bytes"}, legend);
   if (trace) shade_runs(chart, *trace, state.memory_x, full_hi);
-  std::vector<LegendEntry> legend = {{"live", IM_COL32(235, 235, 235, 255)}};
   if (report)
-    for (std::size_t i = 0; i < report->reserved.size(); ++i) {
+    for (std::size_t i = 0; i < report->reserved.size(); ++i)
       chart.lod_series(report->reserved[i], series_color(static_cast<int>(i)));
-      legend.push_back(
-          {"reserved: " + report->results[i].strategy, series_color(static_cast<int>(i))});
-    }
   chart.lod_series(*live, IM_COL32(235, 235, 235, 255));
-  chart.legend(legend);
   Chart::zoom_pan(chart, state.memory_x, 0, full_hi);
   if (chart.hovered()) {
     const double x = chart.x_at(chart.mouse().x);

@@ -108,25 +108,37 @@ void draw_hit_rate(const Model& model, ViewState& state) {
   state.table = t;
   const auto n = static_cast<double>(report->results.size());
   const float h = std::max(160.0f, (ImGui::GetContentRegionAvail().y - 10) / 2);
+  std::vector<std::string> names;
+  std::vector<LegendEntry> legend;
+  for (std::size_t i = 0; i < report->results.size(); ++i) {
+    names.push_back(report->results[i].strategy);
+    legend.push_back({report->results[i].strategy, series_color(static_cast<int>(i))});
+  }
   auto bars = [&](const char* id, Axis y, auto value_of, auto label_of) {
-    Chart chart(id, ImVec2(0, h), Axis{0, n, false, Unit::count, ""}, y);
+    Chart chart(id, ImVec2(0, h), Axis{0, n, false, Unit::count, "", names}, y, legend);
+    // The values over the bars, when every one fits beside its neighbours' (else the tooltips
+    // have them: some bars with a value and some without would read as missing data).
+    std::vector<std::string> values;
+    float widest = 0;
+    for (const StrategyResult& r : report->results) {
+      values.push_back(label_of(value_of(r)));
+      widest = std::max(widest, ImGui::CalcTextSize(values.back().c_str()).x);
+    }
+    const bool show_values = widest <= chart.px_x(1) - chart.px_x(0) - 4;
     int hovered = -1;
     for (std::size_t i = 0; i < report->results.size(); ++i) {
       const double x = static_cast<double>(i);
       const double v = value_of(report->results[i]);
       chart.rect(x + 0.15, y.lo, x + 0.85, v, series_color(static_cast<int>(i)));
-      const std::string text = label_of(v);
-      chart.draw_list()->AddText(
-          ImVec2(chart.px_x(x + 0.2), chart.px_y(v) - ImGui::GetFontSize() - 2),
-          IM_COL32(230, 230, 230, 255), text.c_str());
+      const float width = ImGui::CalcTextSize(values[i].c_str()).x;
+      if (show_values)
+        chart.draw_list()->AddText(
+            ImVec2(chart.px_x(x + 0.5) - width / 2, chart.px_y(v) - ImGui::GetFontSize() - 2),
+            IM_COL32(230, 230, 230, 255), values[i].c_str());
       if (chart.hovered() && chart.x_at(chart.mouse().x) >= x &&
           chart.x_at(chart.mouse().x) < x + 1)
         hovered = static_cast<int>(i);
     }
-    std::vector<LegendEntry> legend;
-    for (std::size_t i = 0; i < report->results.size() && i < 12; ++i)
-      legend.push_back({report->results[i].strategy, series_color(static_cast<int>(i))});
-    chart.legend(legend);
     if (hovered >= 0) {
       const StrategyResult& r = report->results[static_cast<std::size_t>(hovered)];
       Chart::tooltip(

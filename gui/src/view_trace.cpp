@@ -247,8 +247,10 @@ void draw_sweep(const Model& model, ViewState& state) {
   const Unit x_unit = axis.bytes ? Unit::bytes : Unit::count;
   const float h = std::max(150.0f, (ImGui::GetContentRegionAvail().y - 150) / 2);
   auto plot = [&](const char* id, Axis y, auto metric) {
-    Chart chart(id, ImVec2(0, h), Axis{x_lo, x_hi, log, x_unit, axis.key}, y);
     std::vector<LegendEntry> legend;
+    for (const auto& group : groups)
+      legend.push_back({group.first, series_color(static_cast<int>(legend.size()))});
+    Chart chart(id, ImVec2(0, h), Axis{x_lo, x_hi, log, x_unit, axis.key}, y, legend);
     int color = 0;
     for (const auto& [name, points] : groups) {
       std::vector<double> xs, ys;
@@ -256,10 +258,8 @@ void draw_sweep(const Model& model, ViewState& state) {
         xs.push_back(axis.values[i]);
         ys.push_back(metric(report->results[i]));
       }
-      chart.polyline(xs, ys, series_color(color));
-      legend.push_back({name, series_color(color++)});
+      chart.polyline(xs, ys, series_color(color++));
     }
-    chart.legend(legend);
     if (chart.hovered()) {
       // The point nearest the cursor, in pixels.
       std::size_t best = 0;

@@ -13,6 +13,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "alloclab/cli/help_format.hpp"
 #include "alloclab/interchange/formats.hpp"
 #include "alloclab/replay/report.hpp"
 #include "alloclab/trace/alt.hpp"
@@ -44,6 +45,8 @@ void set_exit_status(int status) {
 }
 
 void add_all_commands(CLI::App& app) {
+  // Subcommands take their parent's formatter when they are added: set it first.
+  app.formatter(std::make_shared<HelpFormatter>());
   add_info_command(app);
   add_convert_command(app);
   add_generate_command(app);
@@ -252,6 +255,11 @@ std::string grouped(std::uint64_t value) {
     out += digits[i];
   }
   return out;
+}
+
+std::string counted(std::uint64_t count, const std::string& noun, const std::string& plural) {
+  if (count == 1) return "1 " + noun;
+  return grouped(count) + " " + (plural.empty() ? noun + "s" : plural);
 }
 
 std::string human_duration(std::uint64_t ns) {

@@ -10,6 +10,7 @@
 #include "alloclab/trace/output_files.hpp"
 #include "cli_common.hpp"
 #include "progress.hpp"
+#include "text_table.hpp"
 #include "validators.hpp"
 
 namespace alloclab::cli {
@@ -24,31 +25,54 @@ struct AdviseCommand {
   bool force = false;
 };
 
+std::string percent_cell(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f%%", 100.0 * fraction);
+  return text;
+}
+
+// What the recommendation saves at peak, said plainly when it saves nothing or costs more (a
+// limit can reserve more than the unbounded cache: it frees blocks the trace then asks again).
+std::string saved_cell(const Advice& a) {
+  if (a.saved_bytes == 0) return "nothing";
+  if (a.saved_bytes < 0)
+    return "none (" + human_bytes(static_cast<std::uint64_t>(-a.saved_bytes)) + " more)";
+  const double percent = 100.0 * a.saved_fraction;
+  char share[32];
+  if (percent < 0.5)
+    std::snprintf(share, sizeof share, "<1%%");
+  else
+    std::snprintf(share, sizeof share, "%.0f%%", percent);
+  return human_bytes(static_cast<std::uint64_t>(a.saved_bytes)) + " (" + share + ")";
+}
+
 void print_advice(const std::vector<Advice>& advice, double target) {
   std::printf("target: keep %.4g%% of the unbounded cache's hit rate\n\n", 100.0 * target);
-  std::printf("%-28s %-9s %8s %12s  %-40s %8s %12s %16s %7s\n", "family", "baseline", "hit rate",
-              "peak res.", "recommended", "hit rate", "peak res.", "saved", "replays");
+  using Align = TextTable::Align;
+  TextTable table({{"family", Align::left},
+                   {"baseline", Align::left},
+                   {"hit rate"},
+                   {"peak res."},
+                   {"recommended", Align::left},
+                   {"hit rate"},
+                   {"peak res."},
+                   {"saved"},
+                   {"replays"}});
   for (const Advice& a : advice) {
     const Metrics& b = a.baseline.metrics;
+    std::vector<std::string> row = {a.family.name, a.family.baseline, percent_cell(b.hit_rate()),
+                                    human_bytes(b.peak_reserved_bytes)};
     if (!a.max_bytes) {
-      std::printf("%-28s %-9s %7.2f%% %12s  %-40s %8s %12s %16s %7zu\n", a.family.name.c_str(),
-                  a.family.baseline.c_str(), 100.0 * b.hit_rate(),
-                  human_bytes(b.peak_reserved_bytes).c_str(), "(no limit helps)", "-", "-", "-",
-                  a.replays);
-      continue;
+      row.insert(row.end(), {"(no limit helps)", "-", "-", "-"});
+    } else {
+      const Metrics& r = a.recommended_result.metrics;
+      row.insert(row.end(), {a.recommended, percent_cell(r.hit_rate()),
+                             human_bytes(r.peak_reserved_bytes), saved_cell(a)});
     }
-    const Metrics& r = a.recommended_result.metrics;
-    char saved[64];
-    std::snprintf(
-        saved, sizeof saved, "%s%s (%.0f%%)", a.saved_bytes < 0 ? "-" : "",
-        human_bytes(static_cast<std::uint64_t>(a.saved_bytes < 0 ? -a.saved_bytes : a.saved_bytes))
-            .c_str(),
-        100.0 * a.saved_fraction);
-    std::printf("%-28s %-9s %7.2f%% %12s  %-40s %7.2f%% %12s %16s %7zu\n", a.family.name.c_str(),
-                a.family.baseline.c_str(), 100.0 * b.hit_rate(),
-                human_bytes(b.peak_reserved_bytes).c_str(), a.recommended.c_str(),
-                100.0 * r.hit_rate(), human_bytes(r.peak_reserved_bytes).c_str(), saved, a.replays);
+    row.push_back(std::to_string(a.replays));
+    table.add_row(std::move(row));
   }
+  table.print();
   std::string paragraph;
   for (const Advice& a : advice) paragraph += (paragraph.empty() ? "" : " ") + advice_sentence(a);
   std::printf("\n%s\n", paragraph.c_str());
@@ -93,12 +117,15 @@ void add_advise_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "advise", "Find the smallest fifo-shrink max that keeps the unbounded cache's hit rate");
   sub->add_option("trace", cmd->path, "trace file")->required();
-  sub->add_option("--json", cmd->json_out, "write the JSON advice report here");
+  sub->add_option("--json", cmd->json_out, "write the JSON advice report here")->type_name("FILE");
   sub->add_flag("-f,--force", cmd->force, "replace the --json file if it exists");
-  sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)")->check(not_negative());
+  sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)")
+      ->check(not_negative())
+      ->type_name("N");
   sub->add_option("--target", cmd->target,
-                  "share of the unbounded hit rate to keep, in (0, 1] (default 0.99)");
-  sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch");
+                  "share of the unbounded hit rate to keep, in (0, 1] (default 0.99)")
+      ->type_name("FRACTION");
+  sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch")->type_name("FORMAT");
   sub->callback([cmd] { run_advise(*cmd, command_line()); });
 }
 

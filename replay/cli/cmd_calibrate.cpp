@@ -7,6 +7,7 @@
 #include "alloclab/replay/calibrate.hpp"
 #include "alloclab/trace/output_files.hpp"
 #include "cli_common.hpp"
+#include "text_table.hpp"
 
 namespace alloclab::cli {
 namespace {
@@ -30,19 +31,17 @@ void run_calibrate(const CalibrateCommand& cmd) {
   const Calibration c = calibrate(options);
   std::printf("%s%s: latency by size (median and p99 of each call)\n", c.upstream.c_str(),
               c.touch ? ", every page touched" : "");
-  std::printf("%12s %10s %12s %12s %12s %12s\n", "size", "pairs", "alloc p50", "alloc p99",
-              "free p50", "free p99");
+  TextTable table({{"size"}, {"pairs"}, {"alloc p50"}, {"alloc p99"}, {"free p50"}, {"free p99"}});
   for (const CalibrationPoint& p : c.points) {
     if (p.failed) {
-      std::printf("%12s %10s\n", human_bytes(p.size).c_str(), "failed");
+      table.add_row({human_bytes(p.size), "failed"});
       continue;
     }
-    std::printf("%12s %10s %12s %12s %12s %12s\n", human_bytes(p.size).c_str(),
-                grouped(p.allocate.count).c_str(), human_duration(p.allocate.p50_ns).c_str(),
-                human_duration(p.allocate.p99_ns).c_str(),
-                human_duration(p.deallocate.p50_ns).c_str(),
-                human_duration(p.deallocate.p99_ns).c_str());
+    table.add_row({human_bytes(p.size), grouped(p.allocate.count),
+                   human_duration(p.allocate.p50_ns), human_duration(p.allocate.p99_ns),
+                   human_duration(p.deallocate.p50_ns), human_duration(p.deallocate.p99_ns)});
   }
+  table.print();
   std::printf("cached allocate+free of `exact` (hit_ns): %.1f ns\n", c.hit_ns);
   if (!cmd.out.empty()) {
     write_json_output(cmd.out, calibration_json(c));
@@ -60,13 +59,15 @@ void add_calibrate_command(CLI::App& app) {
       "Measure an allocator's latency by size and write a cost model for --cost-model");
   sub->add_option("--upstream", cmd->upstream,
                   "host-malloc (default), host-mmap, host-jemalloc, host-mimalloc, cuda, "
-                  "cuda-async[:release_threshold=SIZE] or cuda-host");
-  sub->add_option("-o,--output", cmd->out, "write the cost-model JSON here");
+                  "cuda-async[:release_threshold=SIZE] or cuda-host")
+      ->type_name("NAME");
+  sub->add_option("-o,--output", cmd->out, "write the cost-model JSON here")->type_name("FILE");
   sub->add_flag("-f,--force", cmd->force, "replace the -o file if it exists");
   sub->add_flag("--touch", cmd->touch,
                 "write every 4 KiB page of each block (counted in allocate)");
   sub->add_option("--budget-ms", cmd->budget_ms,
-                  "time spent per size, in milliseconds (default 50; 12 sizes, 64 B to 256 MiB)");
+                  "time spent per size, in milliseconds (default 50; 12 sizes, 64 B to 256 MiB)")
+      ->type_name("MS");
   sub->callback([cmd] { run_calibrate(*cmd); });
 }
 

@@ -27,11 +27,11 @@ void run_convert(const ConvertOptions& options) {
     TrimStats stats;
     loaded.trace = trim_to_runs(loaded.trace, &stats);
     std::fprintf(stderr,
-                 "alloclab: kept %s events of the runs (dropped %s before, %s after, %s frees of "
-                 "blocks allocated before the first run)\n",
-                 grouped(stats.kept_events).c_str(), grouped(stats.dropped_before).c_str(),
+                 "alloclab: kept %s of the runs (dropped %s before, %s after, %s of blocks "
+                 "allocated before the first run)\n",
+                 counted(stats.kept_events, "event").c_str(), grouped(stats.dropped_before).c_str(),
                  grouped(stats.dropped_after).c_str(),
-                 grouped(stats.dropped_frees_of_earlier_blocks).c_str());
+                 counted(stats.dropped_frees_of_earlier_blocks, "free").c_str());
   }
   TraceFormat to = output_format_from_path(options.output);
   if (!options.to.empty()) {
@@ -43,8 +43,9 @@ void run_convert(const ConvertOptions& options) {
   }
   write_atomically(options.output,
                    [&](const std::string& temporary) { write_trace(loaded.trace, temporary, to); });
-  std::fprintf(stderr, "alloclab: converted %s events: %s -> %s\n",
-               grouped(loaded.trace.size()).c_str(), options.input.c_str(), options.output.c_str());
+  std::fprintf(stderr, "alloclab: converted %s: %s -> %s\n",
+               counted(loaded.trace.size(), "event").c_str(), options.input.c_str(),
+               options.output.c_str());
 }
 
 }  // namespace
@@ -55,8 +56,10 @@ void add_convert_command(CLI::App& app) {
       "convert", "Convert a trace between formats (by extension, or --from/--to)");
   cmd->add_option("input", options->input, "input trace")->required();
   cmd->add_option("output", options->output, "output file")->required();
-  cmd->add_option("--from", options->from, "input format: alt, csv, rmm, torch");
-  cmd->add_option("--to", options->to, "output format: alt, csv, chrome (Perfetto)");
+  cmd->add_option("--from", options->from, "input format: alt, csv, rmm, torch")
+      ->type_name("FORMAT");
+  cmd->add_option("--to", options->to, "output format: alt, csv, chrome (Perfetto)")
+      ->type_name("FORMAT");
   cmd->add_flag("-f,--force", options->force, "replace OUT if it exists");
   cmd->add_flag("--trim-to-runs", options->trim_to_runs,
                 "keep only the events from the first run_begin to the last run_end");

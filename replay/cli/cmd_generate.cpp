@@ -36,7 +36,7 @@ void run_generate(const GenerateOptions& options) {
   const TraceFormat format = output_format_from_path(options.output);
   write_atomically(options.output,
                    [&](const std::string& temporary) { write_trace(trace, temporary, format); });
-  std::fprintf(stderr, "alloclab: wrote %s events to %s\n", grouped(trace.size()).c_str(),
+  std::fprintf(stderr, "alloclab: wrote %s to %s\n", counted(trace.size(), "event").c_str(),
                options.output.c_str());
 }
 
@@ -47,17 +47,23 @@ void add_generate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "generate", "Write a deterministic synthetic trace shaped like a workload");
   cmd->add_option("-o,--output", options->output, "output file (.alt, .csv, .csv.gz, .json)")
-      ->required();
+      ->required()
+      ->type_name("FILE");
   cmd->add_flag("-f,--force", options->force, "replace the output file if it exists");
-  cmd->add_option("--shape", options->shape, "cnn, transformer or random")->capture_default_str();
+  cmd->add_option("--shape", options->shape, "cnn, transformer or random")
+      ->capture_default_str()
+      ->type_name("SHAPE");
   cmd->add_option("--runs", options->runs, "number of runs (forward passes)")
       ->check(not_negative())
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("N");
   cmd->add_option("--events", options->events, "generate at least this many events instead")
-      ->check(not_negative());
+      ->check(not_negative())
+      ->type_name("N");
   cmd->add_option("--seed", options->seed, "random seed")
       ->check(not_negative())
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("N");
   cmd->callback([options] { run_generate(*options); });
 }
 

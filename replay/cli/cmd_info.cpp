@@ -8,6 +8,7 @@
 #include "alloclab/trace/stacks.hpp"
 #include "alloclab/trace/summary.hpp"
 #include "cli_common.hpp"
+#include "text_table.hpp"
 #include "validators.hpp"
 
 namespace alloclab::cli {
@@ -27,22 +28,26 @@ void print_histogram(const char* title, const std::array<std::uint64_t, 65>& buc
   for (std::uint64_t count : buckets) largest = std::max(largest, count);
   if (largest == 0) return;
   std::printf("\n%s\n", title);
+  using Align = TextTable::Align;
+  TextTable table({{"", Align::left}, {""}, {"", Align::left}}, "  ");
   for (std::size_t k = 0; k < buckets.size(); ++k) {
     if (buckets[k] == 0) continue;
     const std::uint64_t from = k == 0 ? 0 : std::uint64_t{1} << k;
     const std::string label = as_bytes ? human_bytes(from) : human_duration(from);
     const int bar = static_cast<int>(40 * buckets[k] / largest);
-    std::printf("  >= %-10s %12s  %s\n", label.c_str(), grouped(buckets[k]).c_str(),
-                std::string(static_cast<std::size_t>(std::max(bar, 1)), '#').c_str());
+    table.add_row({">= " + label, grouped(buckets[k]),
+                   std::string(static_cast<std::size_t>(std::max(bar, 1)), '#')});
   }
+  table.print();
 }
 
 void print_top(const char* title, const std::vector<SizeCount>& sizes) {
   if (sizes.empty()) return;
-  std::printf("\n%s\n  %14s %12s %14s\n", title, "size", "count", "bytes");
+  std::printf("\n%s\n", title);
+  TextTable table({{"size"}, {"count"}, {"bytes"}}, "  ");
   for (const SizeCount& s : sizes)
-    std::printf("  %14s %12s %14s\n", grouped(s.size).c_str(), grouped(s.count).c_str(),
-                human_bytes(s.bytes).c_str());
+    table.add_row({grouped(s.size), grouped(s.count), human_bytes(s.bytes)});
+  table.print();
 }
 
 void print_first_anomalies(const TraceSummary& s, std::size_t wanted) {
@@ -52,13 +57,19 @@ void print_first_anomalies(const TraceSummary& s, std::size_t wanted) {
       "  first %zu (event: its index in the trace from 0, as `alloclab convert` numbers "
       "CSV rows after the header)\n",
       shown);
+  using Align = TextTable::Align;
+  TextTable table({{"", Align::left}, {"", Align::left}, {"", Align::left}, {"", Align::left}},
+                  "  ");
   for (std::size_t k = 0; k < shown; ++k) {
     const AnomalyAt& a = s.first_anomalies[k];
-    std::printf("  event %-12s +%-10s %-24s 0x%llx on %s, thread %llu\n", grouped(a.event).c_str(),
-                human_duration(a.time_ns - s.first_time_ns).c_str(),
-                std::string(to_string(a.kind)).c_str(), static_cast<unsigned long long>(a.address),
-                device_name(a.device).c_str(), static_cast<unsigned long long>(a.thread));
+    char where[160];
+    std::snprintf(where, sizeof where, "0x%llx on %s, thread %llu",
+                  static_cast<unsigned long long>(a.address), device_name(a.device).c_str(),
+                  static_cast<unsigned long long>(a.thread));
+    table.add_row({"event " + grouped(a.event), "+" + human_duration(a.time_ns - s.first_time_ns),
+                   std::string(to_string(a.kind)), where});
   }
+  table.print();
   if (s.anomalies.total() > shown)
     std::printf("  ... %s more (--anomalies N lists up to the first %zu, as --json does)\n",
                 grouped(s.anomalies.total() - shown).c_str(), ResolvedTrace::max_listed_anomalies);
@@ -92,8 +103,9 @@ void print_text(const TraceSummary& s, std::size_t anomalies_wanted) {
   std::printf("peak live    %s\n", peak_text(s.peak_live_bytes, s.peak_live_time_ns, s).c_str());
   if (s.by_device.size() > 1)
     for (const DeviceSummary& d : s.by_device)
-      std::printf("  %-10s %s allocations, %s requested, peak live %s\n", d.device.c_str(),
-                  grouped(d.allocations).c_str(), human_bytes(d.bytes_requested).c_str(),
+      std::printf("  %-10s %s, %s requested, peak live %s\n", d.device.c_str(),
+                  counted(d.allocations, "allocation").c_str(),
+                  human_bytes(d.bytes_requested).c_str(),
                   peak_text(d.peak_live_bytes, d.peak_live_time_ns, s).c_str());
   const Anomalies& a = s.anomalies;
   std::printf(
@@ -107,8 +119,8 @@ void print_text(const TraceSummary& s, std::size_t anomalies_wanted) {
               grouped(a.free_null).c_str(), grouped(a.failed_allocs).c_str(),
               grouped(a.unterminated_runs).c_str());
   if (a.inherited_frees > 0)
-    std::printf("inherited    %s frees of blocks allocated before the fork this trace starts at\n",
-                grouped(a.inherited_frees).c_str());
+    std::printf("inherited    %s of blocks allocated before the fork this trace starts at\n",
+                counted(a.inherited_frees, "free").c_str());
   if (s.segment_events > 0) {
     std::printf("segments     %s allocated (%s), %s freed: the recorded allocator's own calls\n",
                 grouped(s.segment_allocs).c_str(), human_bytes(s.segment_bytes_allocated).c_str(),
@@ -132,16 +144,24 @@ void print_text(const TraceSummary& s, std::size_t anomalies_wanted) {
   std::printf("\nruns         %zu%s\n", s.runs.size(),
               s.implicit_run ? " (no run markers: the whole trace is one run)" : "");
   if (!s.runs.empty()) {
-    std::printf("  %4s  %-28s %12s %12s %12s %12s\n", "#", "label", "allocations", "frees",
-                "peak live", "duration");
+    using Align = TextTable::Align;
+    TextTable table({{"#"},
+                     {"label", Align::left},
+                     {"allocations"},
+                     {"frees"},
+                     {"peak live"},
+                     {"duration"},
+                     {"", Align::left}},
+                    "  ");
     const std::size_t shown = std::min<std::size_t>(s.runs.size(), 20);
     for (std::size_t k = 0; k < shown; ++k) {
       const RunSummary& r = s.runs[k];
-      std::printf("  %4zu  %-28.28s %12s %12s %12s %12s%s\n", k, r.label.c_str(),
-                  grouped(r.allocations).c_str(), grouped(r.frees).c_str(),
-                  human_bytes(r.peak_live_bytes).c_str(), human_duration(r.duration_ns).c_str(),
-                  r.ended ? "" : "  (never ended)");
+      // A label is the program's text: a long one is cut so that the numbers stay in view.
+      table.add_row({std::to_string(k), r.label.substr(0, 28), grouped(r.allocations),
+                     grouped(r.frees), human_bytes(r.peak_live_bytes),
+                     human_duration(r.duration_ns), r.ended ? "" : "(never ended)"});
     }
+    table.print();
     if (shown < s.runs.size())
       std::printf("  ... %zu more runs (see --json)\n", s.runs.size() - shown);
   }
@@ -151,7 +171,7 @@ void print_text(const TraceSummary& s, std::size_t anomalies_wanted) {
 void print_sites(const Trace& trace, const char* title, const std::vector<StackSite>& sites) {
   std::printf("\n%s\n", title);
   for (const StackSite& site : sites) {
-    std::printf("  %s allocations, %s\n", grouped(site.count).c_str(),
+    std::printf("  %s, %s\n", counted(site.count, "allocation").c_str(),
                 human_bytes(site.bytes).c_str());
     for (std::uint32_t f : trace.stacks()[site.stack - 1])
       std::printf("      %s\n", describe_frame(trace.frames()[f]).c_str());
@@ -202,9 +222,9 @@ void run_info(const InfoOptions& options) {
     std::printf("\nno call stacks in this trace (record with `alloclab record --stacks N`)\n");
     return;
   }
-  std::printf("\ncall stacks  %s allocations with a stack, %s distinct stacks\n",
-              grouped(sites.allocations_with_stack).c_str(),
-              grouped(sites.distinct_stacks).c_str());
+  std::printf("\ncall stacks  %s with a stack, %s\n",
+              counted(sites.allocations_with_stack, "allocation").c_str(),
+              counted(sites.distinct_stacks, "distinct stack").c_str());
   print_sites(loaded.trace, "top allocation stacks by count", sites.by_count);
   print_sites(loaded.trace, "top allocation stacks by bytes", sites.by_bytes);
 }
@@ -216,16 +236,19 @@ void add_info_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("info", "Summarise a trace: events, sizes, lifetimes, runs");
   cmd->add_option("trace", options->path, "trace file (.alt, .csv, .csv.gz, RMM log, snapshot)")
       ->required();
-  cmd->add_option("--from", options->format, "input format: alt, csv, rmm, torch");
+  cmd->add_option("--from", options->format, "input format: alt, csv, rmm, torch")
+      ->type_name("FORMAT");
   cmd->add_flag("--json", options->json, "print JSON (keys documented in README)");
   cmd->add_flag("--stacks{10}", options->stacks,
                 "also show the call stacks that allocated most, by count and by bytes "
                 "(--stacks=N: the top N, default 10)")
-      ->check(not_negative());
+      ->check(not_negative())
+      ->type_name("N");
   cmd->add_option("--anomalies", options->anomalies,
                   "how many of the first anomalies to list, with their event index, time, "
                   "address, device and thread (default 5, at most 1000; 0: none)")
-      ->check(CLI::Range(std::size_t{0}, ResolvedTrace::max_listed_anomalies));
+      ->check(CLI::Range(std::size_t{0}, ResolvedTrace::max_listed_anomalies))
+      ->type_name("N");
   cmd->callback([options] { run_info(*options); });
 }
 

@@ -27,6 +27,7 @@ struct ReplayCommand {
   std::string json_out;
   std::string csv_out;
   std::size_t jobs = 0;
+  bool jobs_given = false;  // -j on the command line (jobs == 0 is also the default)
   std::string memory_limit;
   bool check = false;
   std::string upstream = "sim";
@@ -68,10 +69,11 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
   options.touch = cmd.touch;
   options.timing = cmd.timing == "recorded" ? TimingMode::recorded : TimingMode::asap;
   if (cost_model) options.cost_model = &*cost_model;
-  // Timings of replays running side by side would measure each other: one at a time.
+  // Timings of replays running side by side would measure each other: one at a time. The note
+  // is for a -j the user gave; without one they asked for nothing that is ignored.
   std::size_t jobs = cmd.jobs;
   if (real) {
-    if (cmd.jobs > 1 || (cmd.jobs == 0 && cmd.specs.size() > 1))
+    if (cmd.jobs_given && cmd.jobs != 1)
       std::fprintf(stderr, "alloclab: note: replays on %s run one at a time (-j ignored)\n",
                    cmd.upstream.c_str());
     jobs = 1;
@@ -131,29 +133,39 @@ void add_replay_command(CLI::App& app) {
   sub->add_option("-s,--strategy", cmd->specs,
                   "strategy spec, e.g. exact or fifo-shrink:max=64MiB (repeatable; "
                   "`alloclab strategies` lists them)")
-      ->required();
-  sub->add_option("--json", cmd->json_out, "write the JSON report here");
-  sub->add_option("--csv", cmd->csv_out, "write one CSV row per strategy here");
+      ->required()
+      ->type_name("SPEC");
+  sub->add_option("--json", cmd->json_out, "write the JSON report here")->type_name("FILE");
+  sub->add_option("--csv", cmd->csv_out, "write one CSV row per strategy here")->type_name("FILE");
   sub->add_flag("-f,--force", cmd->force, "replace the --json and --csv files if they exist");
-  sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)")->check(not_negative());
-  sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch");
+  CLI::Option* jobs = sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)")
+                          ->check(not_negative())
+                          ->type_name("N");
+  sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch")->type_name("FORMAT");
   sub->add_option("--memory-limit", cmd->memory_limit,
-                  "emulate a device of this size (e.g. 8GiB): the upstream fails beyond it");
+                  "emulate a device of this size (e.g. 8GiB): the upstream fails beyond it")
+      ->type_name("SIZE");
   sub->add_flag("--check", cmd->check, "check invariants after every operation (slow)");
   sub->add_option("--upstream", cmd->upstream,
                   "allocator under the strategies: sim (default), host-malloc, host-mmap, "
                   "host-jemalloc, host-mimalloc, cuda, cuda-async[:release_threshold=SIZE], "
-                  "cuda-host (ALLOCLAB_CUDA=ON); a real one times every call");
+                  "cuda-host (ALLOCLAB_CUDA=ON); a real one times every call")
+      ->type_name("NAME");
   sub->add_flag("--touch", cmd->touch,
                 "real upstreams: write every 4 KiB page of each block handed out (timed apart; "
                 "cudaMemsetAsync + synchronise on cuda, cuda-async)");
   sub->add_option("--timing", cmd->timing,
                   "real upstreams: asap (default) or recorded (reproduce the trace's gaps with a "
-                  "busy wait; gaps over 1 s are skipped)");
+                  "busy wait; gaps over 1 s are skipped)")
+      ->type_name("MODE");
   sub->add_option("--cost-model", cmd->cost_model,
                   "simulation: report modelled allocation time: host, cuda or a cost-model JSON "
-                  "file (alloclab calibrate writes one)");
-  sub->callback([cmd] { run_replay(*cmd, command_line()); });
+                  "file (alloclab calibrate writes one)")
+      ->type_name("MODEL");
+  sub->callback([cmd, jobs] {
+    cmd->jobs_given = jobs->count() > 0;
+    run_replay(*cmd, command_line());
+  });
 }
 
 }  // namespace alloclab::cli

@@ -11,6 +11,7 @@
 #include "alloclab/trace/output_files.hpp"
 #include "cli_common.hpp"
 #include "progress.hpp"
+#include "text_table.hpp"
 #include "validators.hpp"
 
 namespace alloclab::cli {
@@ -28,21 +29,25 @@ struct SweepCommand {
 };
 
 void print_sweep_table(const SweepRun& run) {
-  std::size_t width = 8;
-  for (const StrategyResult& r : run.results) width = std::max(width, r.strategy.size());
-  const int w = static_cast<int>(std::min<std::size_t>(width, 56));
-  std::printf("%6s  %-*s %8s %13s %11s %10s\n", "point", w, "strategy", "hit rate", "peak reserved",
-              "up allocs", "evictions");
+  using Align = TextTable::Align;
+  TextTable table({{"point"},
+                   {"strategy", Align::left},
+                   {"hit rate"},
+                   {"peak reserved"},
+                   {"up allocs"},
+                   {"evictions"}});
   for (std::size_t k = 0; k < run.results.size(); ++k) {
     const Metrics& m = run.results[k].metrics;
-    std::printf("%6zu  %-*s %7.2f%% %13s %11s %10s\n", run.point_indices[k], w,
-                run.results[k].strategy.c_str(), 100.0 * m.hit_rate(),
-                human_bytes(m.peak_reserved_bytes).c_str(), grouped(m.upstream_allocs).c_str(),
-                grouped(m.evictions).c_str());
+    char hit_rate[32];
+    std::snprintf(hit_rate, sizeof hit_rate, "%.2f%%", 100.0 * m.hit_rate());
+    table.add_row({std::to_string(run.point_indices[k]), run.results[k].strategy, hit_rate,
+                   human_bytes(m.peak_reserved_bytes), grouped(m.upstream_allocs),
+                   grouped(m.evictions)});
     if (m.failed_requests)
-      std::printf("%6s  %-*s   ^ %s requests failed (upstream out of memory)\n", "", w, "",
-                  grouped(m.failed_requests).c_str());
+      table.add_note(
+          "^ " + counted(m.failed_requests, "request") + " failed (upstream out of memory)", 2);
   }
+  table.print();
 }
 
 void run_sweep_command(const SweepCommand& cmd, const std::string& command_line) {
@@ -71,7 +76,7 @@ void run_sweep_command(const SweepCommand& cmd, const std::string& command_line)
   }
 
   print_replay_notes(summary);
-  std::printf("%zu points in all", run.points.size());
+  std::printf("%s in all", counted(run.points.size(), "point").c_str());
   if (run.shard.count > 1)
     std::printf("; shard %zu/%zu replays %zu of them", run.shard.index, run.shard.count,
                 run.point_indices.size());
@@ -99,15 +104,21 @@ void add_sweep_command(CLI::App& app) {
   sub->add_option("-s,--strategy", cmd->templates,
                   "spec template (repeatable): {a..b:xK} multiplies, {a..b:+K} adds, {x,y,z} "
                   "lists; a spec without braces is one point")
-      ->required();
-  sub->add_option("--json", cmd->json_out, "write the JSON report (with a \"sweep\" object) here");
-  sub->add_option("--csv", cmd->csv_out, "write one CSV row per point here (first column: point)");
+      ->required()
+      ->type_name("TEMPLATE");
+  sub->add_option("--json", cmd->json_out, "write the JSON report (with a \"sweep\" object) here")
+      ->type_name("FILE");
+  sub->add_option("--csv", cmd->csv_out, "write one CSV row per point here (first column: point)")
+      ->type_name("FILE");
   sub->add_flag("-f,--force", cmd->force, "replace the --json and --csv files if they exist");
-  sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)")->check(not_negative());
+  sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)")
+      ->check(not_negative())
+      ->type_name("N");
   sub->add_option("--shard", cmd->shard,
                   "replay only shard i of n (0-based): the points k with k % n == i; join the "
-                  "shard reports with `alloclab merge`");
-  sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch");
+                  "shard reports with `alloclab merge`")
+      ->type_name("I/N");
+  sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch")->type_name("FORMAT");
   sub->callback([cmd] { run_sweep_command(*cmd, command_line()); });
 }
 

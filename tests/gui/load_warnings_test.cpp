@@ -81,8 +81,8 @@ TEST(LoadWarnings, a_trace_with_no_readable_event_and_a_directory_fail_the_load)
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.file);
-    const CliResult r =
-        run_headless("--size 800x600 --screenshot " + (dir / "x.png").string() + " " + c.file);
+    const CliResult r = run_headless("--size 800x600 --force --screenshot " +
+                                     (dir / "x.png").string() + " " + c.file);
     ALLOCLAB_SKIP_WITHOUT_RENDERING(r);
     EXPECT_EQ(r.status, 2) << r.output;
     EXPECT_NE(r.output.find(c.message), std::string::npos) << r.output;

@@ -160,6 +160,42 @@ TEST(Merge, plain_replay_reports_concatenate_in_input_order) {
       << message;
 }
 
+// `merge m.json r.json r.json` wrote every strategy twice. The same strategy from several plain
+// reports is kept once, in the place it first had; only a measurement may differ.
+TEST(Merge, a_strategy_in_several_plain_reports_is_kept_once) {
+  const json r = make_report(
+      cnn().summary,
+      {replay_sim(cnn().resolved, "exact").result, replay_sim(cnn().resolved, "best-fit").result},
+      ReportContext{});
+  const json twice = merge_reports({{"r.json", r}, {"r.json", r}});
+  ASSERT_EQ(twice["results"].size(), 2u);
+  EXPECT_EQ(twice["results"], r["results"]);
+  EXPECT_EQ(twice["merged_from"].size(), 2u);
+
+  json other = make_report(cnn().summary,
+                           {replay_sim(cnn().resolved, "per-run-pool").result,
+                            replay_sim(cnn().resolved, "exact").result},
+                           ReportContext{});
+  other["results"][1]["timing"]["wall_seconds"] = 123.0;  // measured: may differ
+  other["results"][1]["wall_seconds"] = 4.5;
+  const json overlapping = merge_reports({{"r.json", r}, {"other.json", other}});
+  ASSERT_EQ(overlapping["results"].size(), 3u);
+  EXPECT_EQ(overlapping["results"][0], r["results"][0]);
+  EXPECT_EQ(overlapping["results"][1]["strategy"], "best-fit");
+  EXPECT_EQ(overlapping["results"][2]["strategy"], "per-run-pool");
+}
+
+TEST(Merge, a_strategy_whose_plain_reports_disagree_is_refused_naming_both_files) {
+  const json r =
+      make_report(cnn().summary, {replay_sim(cnn().resolved, "exact").result}, ReportContext{});
+  json limited = r;
+  limited["results"][0]["failed_requests"] = std::uint64_t{7};  // e.g. another --memory-limit
+  const std::string message = merge_error({{"r.json", r}, {"limited.json", limited}});
+  EXPECT_NE(message.find("limited.json: strategy exact has another result in r.json"),
+            std::string::npos)
+      << message;
+}
+
 TEST(Merge, real_replay_latency_histograms_are_kept_and_checked) {
   StrategyResult real = replay_sim(cnn().resolved, "exact").result;
   LatencyHistogram h;

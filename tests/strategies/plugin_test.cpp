@@ -15,6 +15,7 @@
 
 #include "alloclab/strategies/plugin.hpp"
 #include "alloclab/strategies/registry.hpp"
+#include "alloclab/strategies/upstream/registry.hpp"
 #include "strategy_test_support.hpp"
 
 namespace alloclab {
@@ -502,20 +503,73 @@ TEST(Plugin, a_block_smaller_than_the_request_is_a_logic_error) {
     s.strategy->allocate(1000, 0);
     FAIL() << "expected std::logic_error";
   } catch (const std::logic_error& e) {
-    EXPECT_STREQ(e.what(),
-                 "plugin broken handed out a block of 500 bytes for a request of 1000 bytes");
+    EXPECT_EQ(e.what(), "plugin 'broken' (" + std::string(ALLOCLAB_BROKEN_PLUGIN_SHORT_BLOCK) +
+                            ") handed out a block of 500 bytes for a request of 1000 bytes");
   }
 }
 
+// What a plug-in that frees a block twice is told, whatever the upstream: the message names the
+// plug-in, its file, the call it was in and what it did; the upstream never sees the second free
+// (glibc's free() would abort the process).
+std::string double_free_error(Upstream& upstream) {
+  const std::string path = ALLOCLAB_BROKEN_PLUGIN_DOUBLE_FREE;
+  const std::unique_ptr<Strategy> strategy = make_strategy("plugin:" + path, upstream);
+  const std::optional<Block> block = strategy->allocate(4096, 0);
+  if (!block) return "allocate failed";
+  try {
+    strategy->deallocate(*block);
+  } catch (const std::logic_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Plugin, a_block_freed_twice_is_refused_naming_the_plugin_and_what_it_did) {
+  SimUpstream sim;
+  const std::string error = double_free_error(sim);
+  const std::string start = "plugin 'broken' (" + std::string(ALLOCLAB_BROKEN_PLUGIN_DOUBLE_FREE) +
+                            ") gave back to the upstream, in its deallocate(), a block it does not "
+                            "hold at 0x";
+  EXPECT_EQ(error.substr(0, start.size()), start) << error;
+  EXPECT_NE(error.find(" of 4096 bytes (it gave it back before, or never had it from the "
+                       "upstream)"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(sim.live_blocks(), 0u) << "the first free reached the upstream";
+}
+
+TEST(Plugin, a_block_freed_twice_over_a_real_upstream_is_refused_before_it_reaches_it) {
+  const std::unique_ptr<Upstream> upstream = make_upstream("host-malloc");
+  const std::string error = double_free_error(*upstream);
+  EXPECT_NE(error.find("plugin 'broken' ("), std::string::npos) << error;
+  EXPECT_NE(error.find("a block it does not hold"), std::string::npos) << error;
+}
+
+// An Upstream whose allocate() throws while `fail` is set.
+class ThrowingUpstream final : public Upstream {
+ public:
+  std::optional<Block> allocate(std::uint64_t bytes) override {
+    if (fail) throw UpstreamError("the upstream broke");
+    return sim.allocate(bytes);
+  }
+  void deallocate(const Block& block) override { sim.deallocate(block); }
+  SimUpstream sim;
+  bool fail = false;
+};
+
 TEST(Plugin, an_upstream_exception_comes_back_after_the_plugin_returns) {
-  // The second deallocate of the same block makes SimUpstream throw; the bridge must carry the
-  // exception across the plug-in's C frames and rethrow it here.
-  testing::Stack s("plugin:" + std::string(ALLOCLAB_BROKEN_PLUGIN_DOUBLE_FREE));
-  const Block a = s.alloc(100);
-  EXPECT_THROW(s.free(a), std::logic_error);
+  // The bridge must carry the exception across the plug-in's C frames and rethrow it here.
+  ThrowingUpstream upstream;
+  const std::unique_ptr<Strategy> strategy = make_strategy(example(",max_cached=0"), upstream);
+  upstream.fail = true;
+  EXPECT_THROW(strategy->allocate(100, 0), UpstreamError);
   // The strategy is still usable: the exception did not leave it half-way through a call.
-  EXPECT_EQ(s.alloc(100).capacity, 100u);
-  EXPECT_EQ(s.stats().requests, 2u);
+  upstream.fail = false;
+  const std::optional<Block> block = strategy->allocate(100, 0);
+  ASSERT_TRUE(block);
+  strategy->deallocate(*block);
+  EXPECT_EQ(strategy->stats().requests, 2u);
+  EXPECT_EQ(upstream.sim.live_blocks(), 0u);
 }
 
 }  // namespace

@@ -26,8 +26,10 @@ struct MergeOptions {
 // same schema_version and the same trace (summary "events" and "allocations") as the first,
 // and that either all or none are sweep reports. Sweep reports must have the same
 // "sweep.points"; their results are ordered by point index; a point given twice must have the
-// same result both times (timings aside); missing points are an error listing them unless
-// allow_partial. Plain reports have their results concatenated in input order.
+// same result both times (measurements aside: timing, latency, wall_seconds); missing points are
+// an error listing them unless allow_partial. Plain reports have their results concatenated in
+// input order, a strategy given twice kept once (its first), and it too must have the same
+// result both times.
 // Throws InputError naming the offending file and what is wrong.
 nlohmann::json merge_reports(const std::vector<MergeInput>& inputs,
                              const MergeOptions& options = {});

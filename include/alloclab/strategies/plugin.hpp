@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "alloclab/strategies/detail/flat_map.hpp"
 #include "alloclab/strategies/params.hpp"
 #include "alloclab/strategies/strategy.hpp"
 #include "alloclab/strategy_plugin.h"
@@ -95,6 +96,8 @@ class PluginStrategy final : public Strategy {
   static void bridge_deallocate(void* context, alloclab_block block) noexcept;
   // After every call into the plug-in: rethrows a pending exception, reads the counters back.
   void after_call();
+  // "plugin 'NAME' (PATH), in its CALL()": who broke a rule, for messages.
+  std::string who() const;
 
   std::shared_ptr<const PluginLibrary> library_;  // first member: destroyed (closed) last
   const alloclab_strategy_plugin& table_;
@@ -103,6 +106,13 @@ class PluginStrategy final : public Strategy {
   std::exception_ptr pending_;
   void* self_ = nullptr;
   StrategyStats stats_;
+  // The plug-in's function being called ("create", "allocate", ...), for messages.
+  const char* in_call_ = "create";
+  // address -> capacity of every block the plug-in has from the upstream. A block it gives back
+  // twice, never had, or with another capacity is refused here, naming the plug-in: a real
+  // upstream would corrupt its heap or abort the process, and SimUpstream's message names
+  // neither the plug-in nor what it did.
+  detail::FlatMap<std::uint64_t> held_;
 };
 
 }  // namespace alloclab

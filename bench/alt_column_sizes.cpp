@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "alloclab/trace/alt.hpp"
-#include "tracer/format/alt_codec.hpp"
+#include "alloclab/format/alt/alt.hpp"
+#include "format/alt/codec.hpp"
 
 namespace {
 

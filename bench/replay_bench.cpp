@@ -3,8 +3,8 @@
 // both hit and miss). Run: build-release/bin/replay_bench (see README "Performance").
 #include <benchmark/benchmark.h>
 
+#include "alloclab/format/synthetic.hpp"
 #include "alloclab/replay/sim_replay.hpp"
-#include "alloclab/trace/synthetic.hpp"
 
 namespace {
 

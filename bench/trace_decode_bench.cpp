@@ -9,9 +9,9 @@
 
 #include <unistd.h>
 
-#include "alloclab/trace/alt.hpp"
-#include "alloclab/trace/resolve.hpp"
-#include "alloclab/trace/synthetic.hpp"
+#include "alloclab/format/alt/alt.hpp"
+#include "alloclab/format/resolve.hpp"
+#include "alloclab/format/synthetic.hpp"
 
 namespace {
 

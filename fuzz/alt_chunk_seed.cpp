@@ -12,8 +12,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "alloclab/trace/alt.hpp"
-#include "tracer/format/alt_codec.hpp"
+#include "alloclab/format/alt/alt.hpp"
+#include "format/alt/codec.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 3) {

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "alloclab/trace/alt.hpp"
+#include "alloclab/format/alt/alt.hpp"
+#include "format/alt/layout.hpp"
 #include "fuzz_common.hpp"
-#include "tracer/format/alt_layout.hpp"
 
 namespace {
 

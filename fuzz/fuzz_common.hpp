@@ -10,11 +10,11 @@
 #include <exception>
 #include <string>
 
+#include "alloclab/format/error.hpp"
+#include "alloclab/format/resolve.hpp"
+#include "alloclab/format/summary.hpp"
+#include "alloclab/format/trace.hpp"
 #include "alloclab/strategies/params.hpp"
-#include "alloclab/trace/error.hpp"
-#include "alloclab/trace/resolve.hpp"
-#include "alloclab/trace/summary.hpp"
-#include "alloclab/trace/trace.hpp"
 
 namespace alloclab::fuzz {
 

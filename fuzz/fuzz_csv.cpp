@@ -1,7 +1,7 @@
 // The CSV trace reader on arbitrary text, then resolution and the summary.
 #include <sstream>
 
-#include "alloclab/interchange/csv.hpp"
+#include "alloclab/format/interchange/csv.hpp"
 #include "fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,7 +1,7 @@
 // The RMM log reader on arbitrary text, then resolution and the summary.
 #include <sstream>
 
-#include "alloclab/interchange/rmm_log.hpp"
+#include "alloclab/format/interchange/rmm_log.hpp"
 #include "fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,5 +1,5 @@
 // The PyTorch snapshot (JSON) reader on arbitrary text, then resolution and the summary.
-#include "alloclab/interchange/torch_snapshot.hpp"
+#include "alloclab/format/interchange/torch_snapshot.hpp"
 #include "fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <fstream>
 
-#include "alloclab/trace/error.hpp"
+#include "alloclab/format/error.hpp"
 
 namespace alloclab {
 namespace {

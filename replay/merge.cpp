@@ -4,8 +4,8 @@
 
 #include <map>
 
+#include "alloclab/format/error.hpp"
 #include "alloclab/replay/report.hpp"
-#include "alloclab/trace/error.hpp"
 
 namespace alloclab {
 namespace {

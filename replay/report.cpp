@@ -10,7 +10,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "alloclab/trace/error.hpp"
+#include "alloclab/format/error.hpp"
 
 namespace alloclab {
 namespace {

@@ -60,7 +60,7 @@ struct Totals {
 // The blocks of the live allocations, by allocation id. A vector over every id would hold 16
 // bytes per allocation of the whole trace for the whole replay, while far fewer are live at
 // once. Open addressing on id + 1 (0 marks an empty slot), linear probing, backward-shift
-// deletion (as AddressMap in tracer/format).
+// deletion (as AddressMap in format/).
 class LiveBlocks {
  public:
   LiveBlocks() { reset(16); }

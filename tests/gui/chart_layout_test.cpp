@@ -10,10 +10,10 @@
 
 #include <imgui.h>
 
-#include "gui/src/chart.hpp"
-#include "gui/src/model.hpp"
-#include "gui/src/ui_registry.hpp"
-#include "gui/src/views.hpp"
+#include "gui/chart.hpp"
+#include "gui/model.hpp"
+#include "gui/ui_registry.hpp"
+#include "gui/views.hpp"
 #include "gui_test_util.hpp"
 
 namespace alloclab::gui {

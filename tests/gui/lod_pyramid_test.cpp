@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <random>
 
-#include "gui/src/lod.hpp"
+#include "gui/lod.hpp"
 
 namespace alloclab::gui {
 namespace {

@@ -3,9 +3,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "alloclab/trace/error.hpp"
-#include "gui/src/model.hpp"
-#include "gui/src/views.hpp"
+#include "alloclab/format/error.hpp"
+#include "gui/model.hpp"
+#include "gui/views.hpp"
 #include "gui_test_util.hpp"
 
 namespace alloclab::gui {

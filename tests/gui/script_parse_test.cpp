@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "gui/src/app.hpp"
-#include "gui/src/script.hpp"
+#include "gui/app.hpp"
+#include "gui/script.hpp"
 
 namespace alloclab::gui {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "gui/src/ticks.hpp"
+#include "gui/ticks.hpp"
 
 namespace alloclab::gui {
 namespace {

@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "alloclab/interchange/csv.hpp"
+#include "alloclab/format/alt/alt.hpp"
+#include "alloclab/format/interchange/csv.hpp"
+#include "alloclab/format/resolve.hpp"
+#include "alloclab/format/summary.hpp"
 #include "alloclab/replay/advise.hpp"
 #include "alloclab/replay/sim_replay.hpp"
 #include "alloclab/strategies/params.hpp"
-#include "alloclab/trace/alt.hpp"
-#include "alloclab/trace/resolve.hpp"
-#include "alloclab/trace/summary.hpp"
 
 namespace alloclab {
 namespace {

@@ -4,12 +4,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "alloclab/interchange/formats.hpp"
+#include "alloclab/format/error.hpp"
+#include "alloclab/format/formats.hpp"
 #include "alloclab/replay/calibrate.hpp"
 #include "alloclab/replay/cost_model.hpp"
 #include "alloclab/replay/report.hpp"
 #include "alloclab/replay/sim_replay.hpp"
-#include "alloclab/trace/error.hpp"
 
 namespace alloclab {
 namespace {

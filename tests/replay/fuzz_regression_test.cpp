@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "alloclab/format/error.hpp"
 #include "alloclab/replay/cost_model.hpp"
 #include "alloclab/replay/merge.hpp"
 #include "alloclab/replay/report.hpp"
-#include "alloclab/trace/error.hpp"
 
 namespace alloclab {
 namespace {

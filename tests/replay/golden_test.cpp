@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "alloclab/interchange/formats.hpp"
+#include "alloclab/format/formats.hpp"
 #include "alloclab/replay/report.hpp"
 #include "alloclab/replay/sim_replay.hpp"
 

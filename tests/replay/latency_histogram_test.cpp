@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "alloclab/format/error.hpp"
 #include "alloclab/replay/latency.hpp"
 #include "alloclab/replay/report.hpp"
-#include "alloclab/trace/error.hpp"
 
 namespace alloclab {
 namespace {

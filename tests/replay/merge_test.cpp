@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "alloclab/format/alt/alt.hpp"
+#include "alloclab/format/error.hpp"
 #include "alloclab/replay/latency.hpp"
 #include "alloclab/replay/merge.hpp"
 #include "alloclab/replay/report.hpp"
 #include "alloclab/replay/sweep.hpp"
-#include "alloclab/trace/alt.hpp"
-#include "alloclab/trace/error.hpp"
 
 namespace alloclab {
 namespace {

@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "alloclab/interchange/formats.hpp"
+#include "alloclab/format/formats.hpp"
 #include "alloclab/replay/report.hpp"
 #include "alloclab/replay/sim_replay.hpp"
 #include "alloclab/replay/timing.hpp"

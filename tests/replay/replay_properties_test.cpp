@@ -1,8 +1,8 @@
 // Properties that must hold for every strategy on thousands of random traces (STRATEGIES.md).
 #include <gtest/gtest.h>
 
+#include "alloclab/format/synthetic.hpp"
 #include "alloclab/replay/sim_replay.hpp"
-#include "alloclab/trace/synthetic.hpp"
 
 namespace alloclab {
 namespace {

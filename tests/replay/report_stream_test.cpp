@@ -11,11 +11,11 @@
 
 #include <unistd.h>
 
+#include "alloclab/format/alt/alt.hpp"
+#include "alloclab/format/alt/stream_load.hpp"
+#include "alloclab/format/synthetic.hpp"
 #include "alloclab/replay/report.hpp"
 #include "alloclab/replay/sim_replay.hpp"
-#include "alloclab/trace/alt.hpp"
-#include "alloclab/trace/stream_load.hpp"
-#include "alloclab/trace/synthetic.hpp"
 
 namespace alloclab {
 namespace {

@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
-#include "alloclab/interchange/formats.hpp"
+#include "alloclab/format/formats.hpp"
+#include "alloclab/format/synthetic.hpp"
 #include "alloclab/replay/sim_replay.hpp"
 #include "alloclab/strategies/params.hpp"
-#include "alloclab/trace/synthetic.hpp"
 
 namespace alloclab {
 namespace {

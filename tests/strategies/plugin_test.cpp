@@ -1,4 +1,4 @@
-// Strategy plug-ins (`plugin:PATH.so,...`, include/alloclab/strategy_plugin.h): the example
+// Strategy plug-ins (`plugin:PATH.so,...`, include/sdk/alloclab/strategy_plugin.h): the example
 // size_class plug-in worked by hand and against a reference model on random sequences, the
 // library's lifetime, instances in parallel threads, and every error a user can meet.
 #include <gtest/gtest.h>

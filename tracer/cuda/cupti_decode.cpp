@@ -6,7 +6,7 @@
 #include <array>
 #include <cstring>
 
-namespace alloclab::cuda_tracer {
+namespace alloclab::cuda {
 namespace {
 
 constexpr std::array runtime_cbids = {
@@ -439,4 +439,4 @@ CallbackIds traced_nvtx_cbids() {
   return {ids.data(), ids.size()};
 }
 
-}  // namespace alloclab::cuda_tracer
+}  // namespace alloclab::cuda

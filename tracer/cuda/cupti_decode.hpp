@@ -11,7 +11,7 @@
 
 #include "translate.hpp"
 
-namespace alloclab::cuda_tracer {
+namespace alloclab::cuda {
 
 // The API a runtime or driver callback id stands for; nullopt for the ones not traced.
 std::optional<Api> api_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
@@ -38,4 +38,4 @@ CallbackIds traced_runtime_cbids();
 CallbackIds traced_driver_cbids();
 CallbackIds traced_nvtx_cbids();
 
-}  // namespace alloclab::cuda_tracer
+}  // namespace alloclab::cuda

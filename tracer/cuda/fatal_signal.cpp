@@ -10,7 +10,7 @@
 #include <cstring>
 #include <iterator>
 
-namespace alloclab::cuda_tracer {
+namespace alloclab::cuda {
 namespace {
 
 constexpr int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
@@ -111,4 +111,4 @@ void clear_fatal_flush() {
   g_sink.store(nullptr);
 }
 
-}  // namespace alloclab::cuda_tracer
+}  // namespace alloclab::cuda

@@ -8,7 +8,7 @@
 // fatal_signal.cpp chains: see there why.
 #include "sink.hpp"
 
-namespace alloclab::cuda_tracer {
+namespace alloclab::cuda {
 
 // Installs the handlers (once per signal; a second call only changes the sink) and has them
 // write `sink`'s queue in this process (not in a forked child). `chain_object`: an address in
@@ -19,4 +19,4 @@ void install_fatal_flush(EventSink* sink, const void* chain_object);
 // The handlers stop touching the sink (they still chain and re-raise).
 void clear_fatal_flush();
 
-}  // namespace alloclab::cuda_tracer
+}  // namespace alloclab::cuda

@@ -34,7 +34,7 @@
 #include "sink.hpp"
 #include "translate.hpp"
 
-namespace alloclab::cuda_tracer {
+namespace alloclab::cuda {
 namespace {
 
 struct Tracer {
@@ -318,9 +318,9 @@ int initialize() {
 }
 
 }  // namespace
-}  // namespace alloclab::cuda_tracer
+}  // namespace alloclab::cuda
 
-using namespace alloclab::cuda_tracer;
+using namespace alloclab::cuda;
 
 // Called by the CUDA driver during cuInit. Default visibility, or the driver skips it silently.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {

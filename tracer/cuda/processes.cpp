@@ -5,7 +5,7 @@
 
 #include <string_view>
 
-namespace alloclab::cuda_tracer {
+namespace alloclab::cuda {
 
 ProcessDecision decide_process(std::uint64_t owner, std::uint64_t pid, bool follow) {
   if (owner == 0 || owner == pid) return {true, true, follow};
@@ -40,4 +40,4 @@ void list_trace_file(const char* list, const std::string& path) {
   ::close(fd);
 }
 
-}  // namespace alloclab::cuda_tracer
+}  // namespace alloclab::cuda

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-namespace alloclab::cuda_tracer {
+namespace alloclab::cuda {
 
 struct ProcessDecision {
   bool traced = false;
@@ -35,4 +35,4 @@ std::string follower_trace_path(const std::string& output, std::uint64_t pid, in
 // or empty). One write(2) with O_APPEND, so lines of concurrent processes never interleave.
 void list_trace_file(const char* list, const std::string& path);
 
-}  // namespace alloclab::cuda_tracer
+}  // namespace alloclab::cuda

@@ -2,7 +2,7 @@
 
 #include <fnmatch.h>
 
-namespace alloclab::cuda_tracer {
+namespace alloclab::cuda {
 
 RunRanges::RunRanges(std::string pattern) : pattern_(std::move(pattern)) {}
 
@@ -55,4 +55,4 @@ std::optional<Event> RunRanges::end(std::uint64_t id, std::uint64_t thread, std:
   return std::nullopt;
 }
 
-}  // namespace alloclab::cuda_tracer
+}  // namespace alloclab::cuda

@@ -12,9 +12,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "alloclab/trace/event.hpp"
+#include "alloclab/format/event.hpp"
 
-namespace alloclab::cuda_tracer {
+namespace alloclab::cuda {
 
 class RunRanges {
  public:
@@ -46,4 +46,4 @@ class RunRanges {
   std::unordered_map<std::uint64_t, std::size_t> depth_;  // thread -> open pushes
 };
 
-}  // namespace alloclab::cuda_tracer
+}  // namespace alloclab::cuda

@@ -10,9 +10,9 @@
 #include <cstdio>
 #include <exception>
 
-#include "alloclab/trace/trace.hpp"
+#include "alloclab/format/trace.hpp"
 
-namespace alloclab::cuda_tracer {
+namespace alloclab::cuda {
 namespace {
 
 static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
@@ -190,4 +190,4 @@ bool EventSink::healthy() const {
   return !failed_;
 }
 
-}  // namespace alloclab::cuda_tracer
+}  // namespace alloclab::cuda

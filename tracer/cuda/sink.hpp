@@ -15,10 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "alloclab/trace/alt_stream_writer.hpp"
-#include "alloclab/trace/event.hpp"
+#include "alloclab/format/alt/stream_writer.hpp"
+#include "alloclab/format/event.hpp"
 
-namespace alloclab::cuda_tracer {
+namespace alloclab::cuda {
 
 class EventSink {
  public:
@@ -81,4 +81,4 @@ class EventSink {
   std::thread thread_;
 };
 
-}  // namespace alloclab::cuda_tracer
+}  // namespace alloclab::cuda

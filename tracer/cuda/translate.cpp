@@ -2,7 +2,7 @@
 
 #include <array>
 
-namespace alloclab::cuda_tracer {
+namespace alloclab::cuda {
 namespace {
 
 constexpr std::array<std::string_view, api_count> api_names = {
@@ -195,4 +195,4 @@ void Translator::translate(const ApiCall& call, std::vector<Event>& out) {
   }
 }
 
-}  // namespace alloclab::cuda_tracer
+}  // namespace alloclab::cuda

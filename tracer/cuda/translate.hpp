@@ -16,9 +16,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "alloclab/trace/event.hpp"
+#include "alloclab/format/event.hpp"
 
-namespace alloclab::cuda_tracer {
+namespace alloclab::cuda {
 
 enum class Api : std::uint8_t {
   // runtime API
@@ -137,4 +137,4 @@ class Translator {
   std::map<std::uint64_t, std::uint64_t> mappings_;  // cuMemMap address -> bytes, for ranges
 };
 
-}  // namespace alloclab::cuda_tracer
+}  // namespace alloclab::cuda

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "alloclab/format/event.hpp"
 #include "alloclab/protocol/ticks.hpp"
-#include "alloclab/trace/event.hpp"
 
 namespace alloclab::writer {
 

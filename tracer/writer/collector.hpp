@@ -11,8 +11,8 @@
 #include <memory>
 #include <vector>
 
+#include "alloclab/format/trace.hpp"
 #include "alloclab/protocol/recorder_memory.hpp"
-#include "alloclab/trace/trace.hpp"
 #include "stack_table.hpp"
 #include "tick_converter.hpp"
 

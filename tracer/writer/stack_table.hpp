@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "alloclab/trace/trace.hpp"
+#include "alloclab/format/trace.hpp"
 #include "frame_namer.hpp"
 
 namespace alloclab::writer {

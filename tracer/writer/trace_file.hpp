@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "alloclab/format/alt/stream_writer.hpp"
 #include "alloclab/protocol/recorder_memory.hpp"
-#include "alloclab/trace/alt_stream_writer.hpp"
 
 namespace alloclab::writer {
 

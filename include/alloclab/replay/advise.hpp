@@ -26,10 +26,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "alloclab/format/resolve.hpp"
+#include "alloclab/format/summary.hpp"
 #include "alloclab/replay/metrics.hpp"
 #include "alloclab/replay/report.hpp"
-#include "alloclab/trace/resolve.hpp"
-#include "alloclab/trace/summary.hpp"
 
 namespace alloclab {
 

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "alloclab/format/summary.hpp"
 #include "alloclab/replay/metrics.hpp"
-#include "alloclab/trace/summary.hpp"
 
 namespace alloclab {
 

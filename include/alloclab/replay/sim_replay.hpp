@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "alloclab/format/resolve.hpp"
 #include "alloclab/replay/metrics.hpp"
-#include "alloclab/trace/resolve.hpp"
 
 namespace alloclab {
 

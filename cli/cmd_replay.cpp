@@ -1,0 +1,171 @@
+// `alloclab replay TRACE -s SPEC [-s SPEC ...]`: the comparison at the heart of alloclab.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "alloclab/format/output_files.hpp"
+#include "alloclab/replay/cost_model.hpp"
+#include "alloclab/replay/parallel.hpp"
+#include "alloclab/replay/report.hpp"
+#include "alloclab/replay/report_table.hpp"
+#include "alloclab/replay/sim_replay.hpp"
+#include "alloclab/strategies/params.hpp"
+#include "alloclab/strategies/upstream/registry.hpp"
+#include "cli_common.hpp"
+#include "progress.hpp"
+#include "validators.hpp"
+
+namespace alloclab::cli {
+namespace {
+
+struct ReplayCommand {
+  std::string path;
+  std::string format;
+  std::vector<std::string> specs;
+  std::string json_out;
+  std::string csv_out;
+  std::size_t jobs = 0;
+  bool jobs_given = false;  // -j on the command line (jobs == 0 is also the default)
+  std::string memory_limit;
+  bool check = false;
+  std::string upstream = "sim";
+  bool touch = false;
+  std::string timing = "asap";
+  std::string cost_model;
+  bool force = false;
+};
+
+void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
+  // Options are checked before the trace is read: a typo should not cost a long load.
+  const bool real = is_real_upstream(cmd.upstream);
+  if (real) make_upstream(cmd.upstream);  // throws: unknown name (listing the known), no library
+  if (cmd.touch && !real)
+    throw std::invalid_argument("--touch needs a real upstream (e.g. --upstream host-malloc)");
+  if (cmd.timing != "asap" && cmd.timing != "recorded")
+    throw std::invalid_argument("--timing '" + cmd.timing + "': expected asap or recorded");
+  if (cmd.timing == "recorded" && !real)
+    throw std::invalid_argument("--timing recorded needs a real upstream");
+  if (!cmd.cost_model.empty() && real)
+    throw std::invalid_argument(
+        "--cost-model applies to simulation (--upstream sim): a real "
+        "upstream measures time instead");
+  OutputPlan outputs(cmd.force);
+  outputs.input(cmd.path).output("--json", cmd.json_out).output("--csv", cmd.csv_out);
+  if (!cmd.cost_model.empty() && !builtin_cost_model(cmd.cost_model)) outputs.input(cmd.cost_model);
+  outputs.check();
+  std::optional<CostModel> cost_model;
+  if (!cmd.cost_model.empty()) cost_model = load_cost_model(cmd.cost_model);
+
+  ReplayInput input = load_for_replay(cmd.path, cmd.format);
+  const ResolvedTrace& resolved = input.resolved;
+  const TraceSummary& summary = input.summary;
+
+  ReplayOptions options;
+  if (!cmd.memory_limit.empty()) options.memory_limit = parse_size(cmd.memory_limit);
+  options.check_invariants = cmd.check;
+  options.upstream = cmd.upstream;
+  options.touch = cmd.touch;
+  options.timing = cmd.timing == "recorded" ? TimingMode::recorded : TimingMode::asap;
+  if (cost_model) options.cost_model = &*cost_model;
+  // Timings of replays running side by side would measure each other: one at a time. The note
+  // is for a -j the user gave; without one they asked for nothing that is ignored.
+  std::size_t jobs = cmd.jobs;
+  if (real) {
+    if (cmd.jobs_given && cmd.jobs != 1)
+      std::fprintf(stderr, "alloclab: note: replays on %s run one at a time (-j ignored)\n",
+                   cmd.upstream.c_str());
+    jobs = 1;
+  }
+  InterruptGuard interrupt;
+  options.cancel = &interrupt.flag();
+  ProgressBar progress("replay", resolved.ops.size() * cmd.specs.size());
+  options.progress = &progress.counter();
+
+  std::vector<StrategyResult> results(cmd.specs.size());
+  std::vector<char> cut(cmd.specs.size(), 0);
+  parallel_for(cmd.specs.size(), jobs, [&](std::size_t i) {
+    ReplayOutcome outcome = replay_trace(resolved, cmd.specs[i], options);
+    results[i] = std::move(outcome.result);
+    cut[i] = outcome.interrupted;
+  });
+  if (interrupt.interrupted()) {
+    // A report of a cut-short replay would look like a real answer: write none.
+    std::fprintf(stderr, "alloclab: interrupted; no report written\n");
+    set_exit_status(130);
+    return;
+  }
+  print_replay_notes(summary);
+  print_results_table(results);
+  // The report is built from the results and the summary alone; a large trace's report (one
+  // entry per run and strategy) would otherwise be built on top of the whole resolved trace.
+  input.resolved = ResolvedTrace{};
+
+  ReportContext context;
+  context.command_line = command_line;
+  if (real) {
+    context.mode = "real";
+    context.upstream = cmd.upstream;
+    context.touch = cmd.touch;
+    context.timing = cmd.timing;
+  }
+  if (!cmd.json_out.empty()) {
+    write_output(cmd.json_out, [&](std::ostream& out) {
+      write_report(out, summary, results, context);
+      out << '\n';
+    });
+  }
+  if (!cmd.csv_out.empty()) {
+    write_output(cmd.csv_out, [&](std::ostream& out) { write_results_csv(out, results); });
+  }
+}
+
+}  // namespace
+
+void add_replay_command(CLI::App& app) {
+  auto cmd = std::make_shared<ReplayCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "replay",
+      "Replay a trace against strategies (deterministic simulation, or timed on a real "
+      "allocator with --upstream) and compare them");
+  sub->add_option("trace", cmd->path, "trace file")->required();
+  sub->add_option("-s,--strategy", cmd->specs,
+                  "strategy spec, e.g. exact or fifo-shrink:max=64MiB (repeatable; "
+                  "`alloclab strategies` lists them)")
+      ->required()
+      ->type_name("SPEC");
+  sub->add_option("--json", cmd->json_out, "write the JSON report here")->type_name("FILE");
+  sub->add_option("--csv", cmd->csv_out, "write one CSV row per strategy here")->type_name("FILE");
+  sub->add_flag("-f,--force", cmd->force, "replace the --json and --csv files if they exist");
+  CLI::Option* jobs = sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)")
+                          ->check(not_negative())
+                          ->type_name("N");
+  sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch")->type_name("FORMAT");
+  sub->add_option("--memory-limit", cmd->memory_limit,
+                  "emulate a device of this size (e.g. 8GiB): the upstream fails beyond it")
+      ->type_name("SIZE");
+  sub->add_flag("--check", cmd->check, "check invariants after every operation (slow)");
+  sub->add_option("--upstream", cmd->upstream,
+                  "allocator under the strategies: sim (default), host-malloc, host-mmap, "
+                  "host-jemalloc, host-mimalloc, cuda, cuda-async[:release_threshold=SIZE], "
+                  "cuda-host (ALLOCLAB_CUDA=ON); a real one times every call")
+      ->type_name("NAME");
+  sub->add_flag("--touch", cmd->touch,
+                "real upstreams: write every 4 KiB page of each block handed out (timed apart; "
+                "cudaMemsetAsync + synchronise on cuda, cuda-async)");
+  sub->add_option("--timing", cmd->timing,
+                  "real upstreams: asap (default) or recorded (reproduce the trace's gaps with a "
+                  "busy wait; gaps over 1 s are skipped)")
+      ->type_name("MODE");
+  sub->add_option("--cost-model", cmd->cost_model,
+                  "simulation: report modelled allocation time: host, cuda or a cost-model JSON "
+                  "file (alloclab calibrate writes one)")
+      ->type_name("MODEL");
+  sub->callback([cmd, jobs] {
+    cmd->jobs_given = jobs->count() > 0;
+    run_replay(*cmd, command_line());
+  });
+}
+
+}  // namespace alloclab::cli

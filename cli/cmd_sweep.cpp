@@ -1,0 +1,125 @@
+// `alloclab sweep TRACE -s TEMPLATE [-s TEMPLATE ...] [--shard i/n]`: replays every point of
+// spec templates such as `fifo-shrink:max={1MiB..4GiB:x2}` (sweep.hpp has the forms).
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "alloclab/format/output_files.hpp"
+#include "alloclab/format/text_table.hpp"
+#include "alloclab/replay/report.hpp"
+#include "alloclab/replay/sweep.hpp"
+#include "cli_common.hpp"
+#include "progress.hpp"
+#include "validators.hpp"
+
+namespace alloclab::cli {
+namespace {
+
+struct SweepCommand {
+  std::string path;
+  std::string format;
+  std::vector<std::string> templates;
+  std::string json_out;
+  std::string csv_out;
+  std::size_t jobs = 0;
+  std::string shard = "0/1";
+  bool force = false;
+};
+
+void print_sweep_table(const SweepRun& run) {
+  using Align = TextTable::Align;
+  TextTable table({{"point"},
+                   {"strategy", Align::left},
+                   {"hit rate"},
+                   {"peak reserved"},
+                   {"up allocs"},
+                   {"evictions"}});
+  for (std::size_t k = 0; k < run.results.size(); ++k) {
+    const Metrics& m = run.results[k].metrics;
+    char hit_rate[32];
+    std::snprintf(hit_rate, sizeof hit_rate, "%.2f%%", 100.0 * m.hit_rate());
+    table.add_row({std::to_string(run.point_indices[k]), run.results[k].strategy, hit_rate,
+                   human_bytes(m.peak_reserved_bytes), grouped(m.upstream_allocs),
+                   grouped(m.evictions)});
+    if (m.failed_requests)
+      table.add_note(
+          "^ " + counted(m.failed_requests, "request") + " failed (upstream out of memory)", 2);
+  }
+  table.print();
+}
+
+void run_sweep_command(const SweepCommand& cmd, const std::string& command_line) {
+  // Templates, specs and the shard are checked before the trace is read: a typo fails at once.
+  SweepRun run = plan_sweep(cmd.templates, parse_shard(cmd.shard));
+  OutputPlan(cmd.force)
+      .input(cmd.path)
+      .output("--json", cmd.json_out)
+      .output("--csv", cmd.csv_out)
+      .check();
+
+  ReplayInput input = load_for_replay(cmd.path, cmd.format);
+  const ResolvedTrace& resolved = input.resolved;
+  const TraceSummary& summary = input.summary;
+
+  ReplayOptions options;
+  InterruptGuard interrupt;
+  options.cancel = &interrupt.flag();
+  ProgressBar progress("sweep", resolved.ops.size() * run.point_indices.size());
+  options.progress = &progress.counter();
+  replay_sweep(resolved, run, options, cmd.jobs);
+  if (run.interrupted || interrupt.interrupted()) {
+    std::fprintf(stderr, "alloclab: interrupted; no report written\n");
+    set_exit_status(130);
+    return;
+  }
+
+  print_replay_notes(summary);
+  std::printf("%s in all", counted(run.points.size(), "point").c_str());
+  if (run.shard.count > 1)
+    std::printf("; shard %zu/%zu replays %zu of them", run.shard.index, run.shard.count,
+                run.point_indices.size());
+  std::printf("\n");
+  print_sweep_table(run);
+  input.resolved = ResolvedTrace{};  // the report needs only the results: give the trace back
+
+  ReportContext context;
+  context.command_line = command_line;
+  if (!cmd.json_out.empty()) {
+    write_json_output(cmd.json_out, make_sweep_report(summary, run, context));
+  }
+  if (!cmd.csv_out.empty()) {
+    write_output(cmd.csv_out, [&](std::ostream& out) { write_sweep_csv(out, run); });
+  }
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app) {
+  auto cmd = std::make_shared<SweepCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "sweep", "Replay every point of spec templates such as fifo-shrink:max={1MiB..4GiB:x2}");
+  sub->add_option("trace", cmd->path, "trace file")->required();
+  sub->add_option("-s,--strategy", cmd->templates,
+                  "spec template (repeatable): {a..b:xK} multiplies, {a..b:+K} adds, {x,y,z} "
+                  "lists; a spec without braces is one point")
+      ->required()
+      ->type_name("TEMPLATE");
+  sub->add_option("--json", cmd->json_out, "write the JSON report (with a \"sweep\" object) here")
+      ->type_name("FILE");
+  sub->add_option("--csv", cmd->csv_out, "write one CSV row per point here (first column: point)")
+      ->type_name("FILE");
+  sub->add_flag("-f,--force", cmd->force, "replace the --json and --csv files if they exist");
+  sub->add_option("-j,--jobs", cmd->jobs, "threads (default: all cores)")
+      ->check(not_negative())
+      ->type_name("N");
+  sub->add_option("--shard", cmd->shard,
+                  "replay only shard i of n (0-based): the points k with k % n == i; join the "
+                  "shard reports with `alloclab merge`")
+      ->type_name("I/N");
+  sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch")->type_name("FORMAT");
+  sub->callback([cmd] { run_sweep_command(*cmd, command_line()); });
+}
+
+}  // namespace alloclab::cli

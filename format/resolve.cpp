@@ -1,0 +1,256 @@
+#include "alloclab/format/resolve.hpp"
+
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+#include "address_map.hpp"
+#include "saturating.hpp"
+
+namespace alloclab {
+namespace {
+
+// Live and recently freed addresses, one pair of maps per device: an address means nothing
+// across devices (cuda:0 and cuda:1 can hand out the same one).
+struct DeviceAddresses {
+  detail::AddressMap live;   // address -> allocation id
+  detail::AddressMap freed;  // addresses freed and not reallocated since (double-free detection)
+};
+
+struct AnomalyNames {
+  std::string_view text, key;
+  std::uint64_t Anomalies::*counter;
+};
+constexpr AnomalyNames anomaly_names[] = {
+    {"free of unknown address", "free_unknown", &Anomalies::free_unknown},
+    {"double free", "double_free", &Anomalies::double_free},
+    {"alloc over live", "alloc_over_live", &Anomalies::alloc_over_live},
+    {"nested run_begin", "nested_run_begin", &Anomalies::nested_run_begin},
+    {"run_end outside run", "run_end_outside_run", &Anomalies::run_end_outside_run},
+};
+
+// The counter in Anomalies of each kind.
+std::uint64_t Anomalies::*counter_of(AnomalyKind kind) {
+  return anomaly_names[static_cast<std::size_t>(kind)].counter;
+}
+
+}  // namespace
+
+// Whether the trace has run markers is only known at its end, but an implicit run's run_begin
+// must come first: until the first marker, operations go after a placeholder run_begin, which
+// the first marker removes and the end of a trace without markers keeps.
+class StreamResolver::Impl {
+ public:
+  explicit Impl(std::uint64_t expected_events) {
+    out_.ops.reserve(expected_events + 2);
+    out_.op_time_ns.reserve(expected_events + 2);
+    // Upper bounds: only the pages used are ever touched.
+    out_.alloc_size.reserve(expected_events);
+    out_.alloc_origin.reserve(expected_events);
+  }
+
+  void add(const Trace& part) {
+    started_at_fork_ = part.metadata.is_object() && part.metadata.contains("image") &&
+                       part.metadata["image"] == "fork";
+    for (std::size_t i = 0; i < part.size(); ++i) {
+      if (markers_ != Markers::some) decide_markers(part, i);
+      step(part, i);
+    }
+    if (!part.empty()) last_time_ = part.time_ns(part.size() - 1);
+    events_before_ += part.size();
+  }
+
+  ResolvedTrace finish(const std::vector<Origin>& origins) {
+    out_.origins = origins;
+    if (markers_ == Markers::none_yet) {
+      // The implicit run spans the whole trace and so never ends inside it: what a pool holds
+      // at the end is released by the final clean-up, which no metric counts.
+      out_.implicit_run = true;
+      out_.runs.push_back(RunInfo{std::string(), 0, out_.ops.size(), first_time_, last_time_});
+    } else if (in_run_) {
+      ++out_.anomalies.unterminated_runs;
+      out_.runs.back().end_op = out_.ops.size();
+      out_.runs.back().end_time_ns = last_time_;
+    }
+    for (auto& entry : devices_)
+      entry.second.live.for_each([&](std::uint64_t, std::uint32_t id) {
+        ++out_.anomalies.leaks;
+        detail::add_saturating(out_.anomalies.leaked_bytes, out_.alloc_size[id]);
+      });
+    return std::move(out_);
+  }
+
+ private:
+  enum class Markers { unknown, none_yet, some };
+
+  void decide_markers(const Trace& part, std::size_t i) {
+    const Op op = part.op(i);
+    const bool marker = (op == Op::run_begin || op == Op::run_end) && !part.segment(i);
+    if (marker) {
+      if (markers_ == Markers::none_yet) {
+        out_.ops.erase(out_.ops.begin());
+        out_.op_time_ns.erase(out_.op_time_ns.begin());
+      }
+      markers_ = Markers::some;
+    } else if (!seen_event_) {
+      markers_ = Markers::none_yet;
+      emit(ReplayOp::run_begin, 0, part.time_ns(i));
+    }
+    if (!seen_event_) first_time_ = part.time_ns(i);
+    seen_event_ = true;
+  }
+
+  DeviceAddresses& addresses(DeviceId device) {
+    if (last_device_ && last_device_id_ == device) return *last_device_;
+    last_device_id_ = device;
+    last_device_ = &devices_[device];
+    return *last_device_;
+  }
+
+  void emit(ReplayOp op, std::uint32_t id, std::uint64_t time) {
+    out_.ops.push_back(ResolvedOp{id, op});
+    out_.op_time_ns.push_back(time);
+  }
+
+  void begin_run(std::uint64_t time, std::string_view label) {
+    const auto run = static_cast<std::uint32_t>(out_.runs.size());
+    out_.runs.push_back(RunInfo{std::string(label), out_.ops.size(), 0, time, 0});
+    emit(ReplayOp::run_begin, run, time);
+    in_run_ = true;
+  }
+
+  void end_run(std::uint64_t time) {
+    RunInfo& run = out_.runs.back();
+    run.end_op = out_.ops.size();
+    run.end_time_ns = time;
+    emit(ReplayOp::run_end, static_cast<std::uint32_t>(out_.runs.size() - 1), time);
+    in_run_ = false;
+  }
+
+  void free_id(DeviceAddresses& device, std::uint64_t address, std::uint32_t id,
+               std::uint64_t time) {
+    device.live.erase(address);
+    device.freed.put(address, 0);
+    emit(ReplayOp::free, id, time);
+  }
+
+  // Counts an anomaly of event i and, among the first, says where it is.
+  void note(AnomalyKind kind, const Trace& t, std::size_t i) {
+    ++(out_.anomalies.*counter_of(kind));
+    if (out_.first_anomalies.size() >= ResolvedTrace::max_listed_anomalies) return;
+    out_.first_anomalies.push_back(
+        AnomalyAt{kind, events_before_ + i, t.time_ns(i), t.address(i), t.thread(i), t.device(i)});
+  }
+
+  void step(const Trace& t, std::size_t i) {
+    const Op op = t.op(i);
+    const std::uint64_t time = t.time_ns(i);
+    if (t.segment(i)) {
+      if (op == Op::alloc) {
+        ++out_.segment_allocs;
+        detail::add_saturating(out_.segment_bytes_allocated, t.size_of(i));
+      } else if (op == Op::free) {
+        ++out_.segment_frees;
+      }
+      return;
+    }
+    switch (op) {
+      case Op::alloc:
+        return alloc(t, i, time);
+      case Op::free:
+        return free(t, i, time);
+      case Op::run_begin:
+        if (in_run_) {
+          note(AnomalyKind::nested_run_begin, t, i);
+          end_run(time);
+        }
+        return begin_run(time, t.label(i));
+      case Op::run_end:
+        if (!in_run_) {
+          note(AnomalyKind::run_end_outside_run, t, i);
+          return;
+        }
+        return end_run(time);
+      case Op::mark:
+        return;
+    }
+  }
+
+  void alloc(const Trace& t, std::size_t i, std::uint64_t time) {
+    const std::uint64_t address = t.address(i);
+    if (address == 0) {
+      ++out_.anomalies.failed_allocs;
+      return;
+    }
+    DeviceAddresses& device = addresses(t.device(i));
+    if (const std::uint32_t* older = device.live.find(address)) {
+      note(AnomalyKind::alloc_over_live, t, i);
+      free_id(device, address, *older, time);
+    }
+    if (out_.alloc_size.size() >= std::numeric_limits<std::uint32_t>::max())
+      throw std::length_error("more than 2^32-1 allocations in one trace");
+    const auto id = static_cast<std::uint32_t>(out_.alloc_size.size());
+    out_.alloc_size.push_back(t.size_of(i));
+    out_.alloc_origin.push_back(t.origin_index(i));
+    device.live.put(address, id);
+    device.freed.erase(address);
+    emit(ReplayOp::alloc, id, time);
+  }
+
+  void free(const Trace& t, std::size_t i, std::uint64_t time) {
+    const std::uint64_t address = t.address(i);
+    if (address == 0) {
+      ++out_.anomalies.free_null;
+      return;
+    }
+    DeviceAddresses& device = addresses(t.device(i));
+    if (const std::uint32_t* id = device.live.find(address))
+      return free_id(device, address, *id, time);
+    if (device.freed.find(address))
+      note(AnomalyKind::double_free, t, i);
+    else if (started_at_fork_)
+      ++out_.anomalies.inherited_frees;
+    else
+      note(AnomalyKind::free_unknown, t, i);
+  }
+
+  ResolvedTrace out_;
+  std::map<DeviceId, DeviceAddresses> devices_;  // node-based: pointers stay valid
+  DeviceAddresses* last_device_ = nullptr;
+  DeviceId last_device_id_ = 0;
+  bool in_run_ = false;
+  bool started_at_fork_ = false;
+  Markers markers_ = Markers::unknown;
+  bool seen_event_ = false;
+  std::uint64_t first_time_ = 0;
+  std::uint64_t last_time_ = 0;
+  std::uint64_t events_before_ = 0;  // in the parts before the current one
+};
+
+StreamResolver::StreamResolver(std::uint64_t expected_events)
+    : impl_(std::make_unique<Impl>(expected_events)) {}
+StreamResolver::~StreamResolver() = default;
+
+void StreamResolver::add(const Trace& part) {
+  impl_->add(part);
+}
+
+ResolvedTrace StreamResolver::finish(const std::vector<Origin>& origins) {
+  return impl_->finish(origins);
+}
+
+std::string_view to_string(AnomalyKind kind) {
+  return anomaly_names[static_cast<std::size_t>(kind)].text;
+}
+
+std::string_view json_key(AnomalyKind kind) {
+  return anomaly_names[static_cast<std::size_t>(kind)].key;
+}
+
+ResolvedTrace resolve(const Trace& trace) {
+  StreamResolver resolver(trace.size());
+  resolver.add(trace);
+  return resolver.finish(trace.origins());
+}
+
+}  // namespace alloclab

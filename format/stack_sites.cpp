@@ -1,0 +1,56 @@
+#include <algorithm>
+#include <cstdio>
+#include <unordered_map>
+
+#include "alloclab/format/stacks.hpp"
+
+namespace alloclab {
+
+StackSites top_stack_sites(const Trace& trace, std::size_t n) {
+  StackSites sites;
+  if (!trace.has_stacks()) return sites;
+  std::unordered_map<std::uint32_t, StackSite> by_stack;
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    if (trace.op(i) != Op::alloc) continue;
+    const std::uint32_t id = trace.stack_id(i);
+    if (id == 0) continue;
+    StackSite& site = by_stack[id];
+    site.stack = id;
+    ++site.count;
+    site.bytes += trace.size_of(i);
+    ++sites.allocations_with_stack;
+  }
+  std::vector<StackSite> all;
+  all.reserve(by_stack.size());
+  for (const auto& [id, site] : by_stack) all.push_back(site);
+  sites.distinct_stacks = all.size();
+  // Ties broken by id, so the listing is the same on every run.
+  auto top = [&](auto key) {
+    std::vector<StackSite> sorted = all;
+    std::sort(sorted.begin(), sorted.end(), [&](const StackSite& a, const StackSite& b) {
+      return key(a) != key(b) ? key(a) > key(b) : a.stack < b.stack;
+    });
+    if (sorted.size() > n) sorted.resize(n);
+    return sorted;
+  };
+  sites.by_count = top([](const StackSite& s) { return s.count; });
+  sites.by_bytes = top([](const StackSite& s) { return s.bytes; });
+  return sites;
+}
+
+std::string describe_frame(const StackFrame& frame) {
+  std::string module = frame.module;
+  if (const auto slash = module.rfind('/'); slash != std::string::npos) module.erase(0, slash + 1);
+  std::string text;
+  if (!frame.function.empty()) {
+    text = frame.function;
+  } else {
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(frame.address));
+    text = hex;
+  }
+  if (!module.empty()) text += " (" + module + ")";
+  return text;
+}
+
+}  // namespace alloclab

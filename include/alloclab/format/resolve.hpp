@@ -1,0 +1,127 @@
+#pragma once
+// Resolution: pairs frees with allocations by (device, address) once, at load, giving the
+// replay model of STRATEGIES.md: alloc(id, size), free(id), run_begin, run_end.
+// Anomalies are counted by kind and never fatal.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "alloclab/format/trace.hpp"
+
+namespace alloclab {
+
+enum class ReplayOp : std::uint8_t { alloc = 0, free = 1, run_begin = 2, run_end = 3 };
+
+struct ResolvedOp {
+  std::uint32_t id = 0;  // allocation id for alloc/free, run index for run_begin/run_end
+  ReplayOp op = ReplayOp::alloc;
+};
+
+struct Anomalies {
+  std::uint64_t free_unknown = 0;  // free of an address never allocated (or long gone)
+  // In the trace of a process recorded from its fork on (metadata "image": "fork"), a free of an
+  // unknown address is of a block allocated before the fork: expected, not an error.
+  std::uint64_t inherited_frees = 0;
+  std::uint64_t double_free = 0;          // free of an address already freed and not reallocated
+  std::uint64_t alloc_over_live = 0;      // alloc at a live address: a missed free, fixed up
+  std::uint64_t free_null = 0;            // free(0): legal, ignored
+  std::uint64_t failed_allocs = 0;        // alloc with address 0: the recorded allocator failed
+  std::uint64_t nested_run_begin = 0;     // run_begin inside a run: the open run is ended first
+  std::uint64_t run_end_outside_run = 0;  // ignored
+  std::uint64_t unterminated_runs = 0;    // a run still open at the end of the trace
+  std::uint64_t leaks = 0;                // allocations still live at the end (never freed)
+  std::uint64_t leaked_bytes = 0;
+
+  // Anomalies that mean the trace and the program disagree (free_null and leaks are not errors).
+  std::uint64_t total() const {
+    return free_unknown + double_free + alloc_over_live + nested_run_begin + run_end_outside_run;
+  }
+};
+
+// The kinds Anomalies::total() counts, for saying where each happened.
+enum class AnomalyKind : std::uint8_t {
+  free_unknown,
+  double_free,
+  alloc_over_live,
+  nested_run_begin,
+  run_end_outside_run
+};
+std::string_view to_string(AnomalyKind kind);  // "free of unknown address", ...
+std::string_view json_key(AnomalyKind kind);   // "free_unknown": its key in Anomalies' JSON
+
+// Where one anomaly is: its event (the index in the trace, counted from 0 as `alloclab convert`
+// numbers CSV rows after the header) and what that event was.
+struct AnomalyAt {
+  AnomalyKind kind = AnomalyKind::free_unknown;
+  std::uint64_t event = 0;
+  std::uint64_t time_ns = 0;
+  std::uint64_t address = 0;
+  std::uint64_t thread = 0;
+  DeviceId device = cpu_device;
+  bool operator==(const AnomalyAt&) const = default;
+};
+
+struct RunInfo {
+  std::string label;
+  std::uint64_t begin_op = 0;  // index into ops of the run_begin
+  std::uint64_t end_op = 0;    // index of the run_end (== ops.size() if never ended)
+  std::uint64_t begin_time_ns = 0;
+  std::uint64_t end_time_ns = 0;
+};
+
+// Per operation 16 bytes and per allocation 10: what a replay holds for the whole trace, so
+// nothing else is kept per allocation (an allocation's and its free's times are the times of
+// its alloc and free operations).
+struct ResolvedTrace {
+  std::vector<ResolvedOp> ops;
+  std::vector<std::uint64_t> op_time_ns;    // time of each op (for time series and runs)
+  std::vector<std::uint64_t> alloc_size;    // by allocation id: requested bytes
+  std::vector<std::uint16_t> alloc_origin;  // by allocation id: index into Trace::origins()
+  std::vector<Origin> origins;              // copy of the trace's origin table
+  std::vector<RunInfo> runs;
+  // The trace had no run markers: the whole trace is one run. A run_begin comes first and no
+  // run_end follows (the run ends with the trace, after the last operation, so like any final
+  // clean-up its release is not counted).
+  bool implicit_run = false;
+  Anomalies anomalies;
+  // The first anomalies (at most max_listed_anomalies), in trace order: a trace that disagrees
+  // with its program is read from where it first does.
+  static constexpr std::size_t max_listed_anomalies = 1000;
+  std::vector<AnomalyAt> first_anomalies;
+  std::uint64_t segment_allocs = 0;  // the recorded allocator's own upstream calls (not replayed)
+  std::uint64_t segment_frees = 0;
+  std::uint64_t segment_bytes_allocated = 0;
+
+  std::uint64_t allocation_count() const { return alloc_size.size(); }
+  std::uint64_t stream_of(std::uint32_t id) const { return origins[alloc_origin[id]].stream; }
+  DeviceId device_of(std::uint32_t id) const { return origins[alloc_origin[id]].device; }
+};
+
+ResolvedTrace resolve(const Trace& trace);
+
+// Resolution of a trace that arrives in parts, in order (a streamed load, which never holds all
+// the events at once). resolve(trace) is this with the whole trace as its only part, so both
+// give the same result.
+class StreamResolver {
+ public:
+  // `expected_events` (0 if unknown) sizes the operation columns once, so they never grow by
+  // copying (which would briefly hold them twice).
+  explicit StreamResolver(std::uint64_t expected_events = 0);
+  ~StreamResolver();
+  StreamResolver(const StreamResolver&) = delete;
+  StreamResolver& operator=(const StreamResolver&) = delete;
+
+  // All the events of `part` come after those of the parts before. Its origin indices refer to
+  // part.origins(), a table that parts share and that only grows from part to part.
+  void add(const Trace& part);
+  // `origins` is the final origin table (the last part's).
+  ResolvedTrace finish(const std::vector<Origin>& origins);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace alloclab

@@ -1,0 +1,225 @@
+#include <gtest/gtest.h>
+
+#include "alloclab/format/resolve.hpp"
+#include "trace_test_util.hpp"
+
+namespace alloclab {
+namespace {
+
+using test::alloc_event;
+using test::free_event;
+using test::make_trace;
+using test::marker;
+
+std::string ops_text(const ResolvedTrace& r) {
+  std::string out;
+  for (const ResolvedOp& op : r.ops) {
+    if (!out.empty()) out += ' ';
+    switch (op.op) {
+      case ReplayOp::alloc:
+        out += "a" + std::to_string(op.id);
+        break;
+      case ReplayOp::free:
+        out += "f" + std::to_string(op.id);
+        break;
+      case ReplayOp::run_begin:
+        out += "B";
+        break;
+      case ReplayOp::run_end:
+        out += "E";
+        break;
+    }
+  }
+  return out;
+}
+
+TEST(Resolve, pairs_frees_with_allocations_by_address) {
+  const ResolvedTrace r = resolve(make_trace(
+      {marker(Op::run_begin), alloc_event(0x10, 100), alloc_event(0x20, 200), free_event(0x10),
+       alloc_event(0x10, 300), free_event(0x20), free_event(0x10), marker(Op::run_end)}));
+  EXPECT_EQ(ops_text(r), "B a0 a1 f0 a2 f1 f2 E");
+  EXPECT_EQ(r.alloc_size, (std::vector<std::uint64_t>{100, 200, 300}));
+  EXPECT_EQ(r.anomalies.total(), 0u);
+  EXPECT_EQ(r.anomalies.leaks, 0u);
+  EXPECT_FALSE(r.implicit_run);
+}
+
+TEST(Resolve, free_of_unknown_address_is_counted_and_skipped) {
+  const ResolvedTrace r = resolve(make_trace({alloc_event(0x10, 8), free_event(0x99)}));
+  EXPECT_EQ(r.anomalies.free_unknown, 1u);
+  EXPECT_EQ(ops_text(r), "B a0");
+}
+
+TEST(Resolve, a_trace_that_starts_at_a_fork_counts_unknown_frees_as_inherited) {
+  Trace forked =
+      make_trace({alloc_event(0x10, 8), free_event(0x99), free_event(0x10), free_event(0x10)});
+  forked.metadata["image"] = "fork";
+  const ResolvedTrace r = resolve(forked);
+  EXPECT_EQ(r.anomalies.inherited_frees, 1u);
+  EXPECT_EQ(r.anomalies.free_unknown, 0u);
+  EXPECT_EQ(r.anomalies.double_free, 1u);  // still an error: the child freed its own block twice
+  EXPECT_EQ(r.anomalies.total(), 1u);
+  EXPECT_EQ(ops_text(r), "B a0 f0");
+
+  Trace root = forked;
+  root.metadata["image"] = "root";
+  EXPECT_EQ(resolve(root).anomalies.free_unknown, 1u);
+  EXPECT_EQ(resolve(root).anomalies.inherited_frees, 0u);
+}
+
+TEST(Resolve, second_free_of_an_address_is_a_double_free) {
+  const ResolvedTrace r =
+      resolve(make_trace({alloc_event(0x10, 8), free_event(0x10), free_event(0x10)}));
+  EXPECT_EQ(r.anomalies.double_free, 1u);
+  EXPECT_EQ(r.anomalies.free_unknown, 0u);
+  EXPECT_EQ(ops_text(r), "B a0 f0");
+}
+
+TEST(Resolve, free_of_null_is_ignored_and_not_an_error) {
+  const ResolvedTrace r = resolve(make_trace({free_event(0), alloc_event(0x10, 8)}));
+  EXPECT_EQ(r.anomalies.free_null, 1u);
+  EXPECT_EQ(r.anomalies.total(), 0u);
+  EXPECT_EQ(ops_text(r), "B a0");
+}
+
+TEST(Resolve, alloc_at_a_live_address_frees_the_older_allocation_first) {
+  const ResolvedTrace r =
+      resolve(make_trace({alloc_event(0x10, 8), alloc_event(0x10, 16), free_event(0x10)}));
+  EXPECT_EQ(r.anomalies.alloc_over_live, 1u);
+  EXPECT_EQ(ops_text(r), "B a0 f0 a1 f1");
+}
+
+TEST(Resolve, allocations_live_at_the_end_are_leaks_never_freed) {
+  const ResolvedTrace r =
+      resolve(make_trace({alloc_event(0x10, 8), alloc_event(0x20, 16), free_event(0x10)}));
+  EXPECT_EQ(r.anomalies.leaks, 1u);
+  EXPECT_EQ(r.anomalies.leaked_bytes, 16u);
+  EXPECT_EQ(ops_text(r), "B a0 a1 f0");
+}
+
+TEST(Resolve, failed_allocations_are_counted_not_replayed) {
+  const ResolvedTrace r = resolve(make_trace({alloc_event(0, 1 << 30), alloc_event(0x10, 8)}));
+  EXPECT_EQ(r.anomalies.failed_allocs, 1u);
+  EXPECT_EQ(ops_text(r), "B a0");
+}
+
+TEST(Resolve, addresses_are_paired_per_device) {
+  const ResolvedTrace r =
+      resolve(make_trace({alloc_event(0x10, 8, 0, 0), alloc_event(0x10, 16, 0, 1),
+                          free_event(0x10, 0, 1), free_event(0x10, 0, 0)}));
+  EXPECT_EQ(r.anomalies.total(), 0u);
+  EXPECT_EQ(ops_text(r), "B a0 a1 f1 f0");
+  EXPECT_EQ(r.device_of(1), 1);
+}
+
+TEST(Resolve, run_begin_inside_a_run_ends_that_run_first) {
+  const ResolvedTrace r =
+      resolve(make_trace({marker(Op::run_begin, "one"), alloc_event(0x10, 8),
+                          marker(Op::run_begin, "two"), free_event(0x10), marker(Op::run_end)}));
+  EXPECT_EQ(r.anomalies.nested_run_begin, 1u);
+  EXPECT_EQ(ops_text(r), "B a0 E B f0 E");
+  ASSERT_EQ(r.runs.size(), 2u);
+  EXPECT_EQ(r.runs[0].label, "one");
+  EXPECT_EQ(r.runs[1].label, "two");
+}
+
+TEST(Resolve, run_end_outside_a_run_is_ignored) {
+  const ResolvedTrace r =
+      resolve(make_trace({marker(Op::run_end), alloc_event(0x10, 8), marker(Op::run_begin),
+                          marker(Op::run_end), marker(Op::run_end)}));
+  EXPECT_EQ(r.anomalies.run_end_outside_run, 2u);
+  EXPECT_EQ(ops_text(r), "a0 B E");
+  EXPECT_FALSE(r.implicit_run);
+}
+
+TEST(Resolve, trace_without_markers_is_one_implicit_run_that_never_ends) {
+  const ResolvedTrace r = resolve(make_trace({alloc_event(0x10, 8, 5), free_event(0x10, 9)}));
+  EXPECT_TRUE(r.implicit_run);
+  EXPECT_EQ(r.anomalies.unterminated_runs, 0u);
+  EXPECT_EQ(ops_text(r), "B a0 f0");
+  ASSERT_EQ(r.runs.size(), 1u);
+  EXPECT_EQ(r.runs[0].begin_time_ns, 5u);
+  EXPECT_EQ(r.runs[0].end_time_ns, 9u);
+}
+
+TEST(Resolve, run_left_open_at_the_end_is_reported) {
+  const ResolvedTrace r = resolve(make_trace({marker(Op::run_begin), alloc_event(0x10, 8)}));
+  EXPECT_EQ(r.anomalies.unterminated_runs, 1u);
+  EXPECT_EQ(ops_text(r), "B a0");
+  EXPECT_EQ(r.runs[0].end_op, r.ops.size());
+}
+
+TEST(Resolve, marks_are_not_replayed) {
+  const ResolvedTrace r = resolve(make_trace({marker(Op::mark, "step"), alloc_event(0x10, 8)}));
+  EXPECT_EQ(ops_text(r), "B a0");
+}
+
+TEST(Resolve, segment_events_are_counted_beside_the_requests) {
+  Event segment = alloc_event(0x1000, 2 << 20);
+  segment.segment = true;
+  Event segment_free = free_event(0x1000);
+  segment_free.segment = true;
+  const ResolvedTrace r =
+      resolve(make_trace({segment, alloc_event(0x1000, 512), free_event(0x1000), segment_free}));
+  EXPECT_EQ(r.segment_allocs, 1u);
+  EXPECT_EQ(r.segment_frees, 1u);
+  EXPECT_EQ(r.segment_bytes_allocated, 2u << 20);
+  EXPECT_EQ(ops_text(r), "B a0 f0");
+  EXPECT_EQ(r.anomalies.total(), 0u);
+}
+
+TEST(Resolve, each_anomaly_is_located_by_event_index_time_address_and_device) {
+  Event freed_on_gpu = free_event(0x77, 70, 0);
+  freed_on_gpu.thread = 9;
+  const ResolvedTrace r = resolve(make_trace({
+      marker(Op::run_begin, "a", 10),  // 0
+      alloc_event(0x10, 8, 20),        // 1
+      free_event(0x99, 30),            // 2: free of unknown address
+      free_event(0x10, 40),            // 3
+      free_event(0x10, 50),            // 4: double free
+      alloc_event(0x20, 8, 60),        // 5
+      freed_on_gpu,                    // 6: unknown on cuda:0
+      alloc_event(0x20, 8, 80),        // 7: alloc over live
+      marker(Op::run_begin, "b", 90),  // 8: nested run_begin
+      marker(Op::run_end, {}, 100),    // 9
+      marker(Op::run_end, {}, 110),    // 10: run_end outside run
+      free_event(0, 120),              // 11: free(NULL), not an anomaly
+  }));
+  const std::vector<AnomalyAt> expected = {
+      {AnomalyKind::free_unknown, 2, 30, 0x99, 0, cpu_device},
+      {AnomalyKind::double_free, 4, 50, 0x10, 0, cpu_device},
+      {AnomalyKind::free_unknown, 6, 70, 0x77, 9, 0},
+      {AnomalyKind::alloc_over_live, 7, 80, 0x20, 0, cpu_device},
+      {AnomalyKind::nested_run_begin, 8, 90, 0, 0, cpu_device},
+      {AnomalyKind::run_end_outside_run, 10, 110, 0, 0, cpu_device},
+  };
+  EXPECT_EQ(r.first_anomalies, expected);
+  EXPECT_EQ(r.anomalies.total(), expected.size());
+  EXPECT_EQ(to_string(AnomalyKind::double_free), "double free");
+}
+
+TEST(Resolve, anomalies_in_later_parts_count_events_from_the_start_of_the_trace) {
+  StreamResolver resolver;
+  const Trace first = make_trace({alloc_event(0x10, 8), free_event(0x10)});
+  const Trace second = make_trace({free_event(0x10), free_event(0x30)});
+  resolver.add(first);
+  resolver.add(second);
+  const ResolvedTrace r = resolver.finish(second.origins());
+  ASSERT_EQ(r.first_anomalies.size(), 2u);
+  EXPECT_EQ(r.first_anomalies[0].event, 2u);
+  EXPECT_EQ(r.first_anomalies[0].kind, AnomalyKind::double_free);
+  EXPECT_EQ(r.first_anomalies[1].event, 3u);
+}
+
+TEST(Resolve, only_the_first_anomalies_are_listed_but_all_are_counted) {
+  std::vector<Event> events;
+  for (std::uint64_t i = 0; i < ResolvedTrace::max_listed_anomalies + 500; ++i)
+    events.push_back(free_event(0x1000 + 16 * i));
+  const ResolvedTrace r = resolve(make_trace(events));
+  EXPECT_EQ(r.anomalies.free_unknown, ResolvedTrace::max_listed_anomalies + 500);
+  ASSERT_EQ(r.first_anomalies.size(), ResolvedTrace::max_listed_anomalies);
+  EXPECT_EQ(r.first_anomalies.back().event, ResolvedTrace::max_listed_anomalies - 1);
+}
+
+}  // namespace
+}  // namespace alloclab

@@ -27,6 +27,7 @@
 #include <system_error>
 #include <vector>
 
+#include "alloclab/protocol/environment.hpp"
 #include "cupti_decode.hpp"
 #include "fatal_signal.hpp"
 #include "processes.hpp"
@@ -230,10 +231,10 @@ bool env_flag(const char* name) {
 }
 
 ProcessDecision this_process() {
-  const char* owner = std::getenv("ALLOCLAB_TRACE_PID");
+  const char* owner = std::getenv(protocol::env_trace_pid);
   return decide_process(owner ? std::strtoull(owner, nullptr, 10) : 0,
                         static_cast<std::uint64_t>(getpid()),
-                        env_flag("ALLOCLAB_FOLLOW_FORK") || env_flag("ALLOCLAB_FOLLOW_EXEC"));
+                        env_flag(protocol::env_follow_fork) || env_flag(protocol::env_follow_exec));
 }
 
 // Creates this process's trace: the root's output, or a follower's own name (the next free one,
@@ -257,7 +258,7 @@ std::unique_ptr<EventSink> open_sink(const std::string& output, const ProcessDec
         follower_trace_path(output, static_cast<std::uint64_t>(getpid()), attempt);
     try {
       std::unique_ptr<EventSink> sink = create(path);
-      list_trace_file(std::getenv("ALLOCLAB_FILE_LIST"), path);
+      list_trace_file(std::getenv(protocol::env_file_list), path);
       return sink;
     } catch (const std::system_error& e) {
       if (e.code() != std::errc::file_exists || attempt >= 100) throw;
@@ -266,12 +267,12 @@ std::unique_ptr<EventSink> open_sink(const std::string& output, const ProcessDec
 }
 
 int initialize() {
-  const char* output = std::getenv("ALLOCLAB_CUDA_OUTPUT");
+  const char* output = std::getenv(protocol::env_cuda_output);
   const ProcessDecision process = this_process();
   if (!output || !*output || g_tracer || !process.traced) return 0;
   g_preload_guard = reinterpret_cast<GuardFunction>(dlsym(RTLD_DEFAULT, "alloclab_preload_guard"));
   PreloadGuard guard;
-  const char* run_range = std::getenv("ALLOCLAB_RUN_RANGE");
+  const char* run_range = std::getenv(protocol::env_run_range);
   if (run_range && !*run_range) run_range = nullptr;
   auto tracer = std::make_unique<Tracer>();
   if (run_range) tracer->runs = std::make_unique<RunRanges>(run_range);

@@ -1,6 +1,7 @@
 // `alloclab record`: runs a program under the recorders, waits for it and its writers, and
 // summarises the traces they wrote.
 #include "alloclab/launch/record.hpp"
+#include "alloclab/protocol/environment.hpp"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -51,13 +52,13 @@ std::string absolute(const std::string& path) {
     if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing)
       preload += std::string(":") + existing;
     setenv("LD_PRELOAD", preload.c_str(), 1);
-    setenv("ALLOCLAB_OUTPUT", cpu_trace_path(options.cuda, output).c_str(), 1);
+    setenv(protocol::env_output, cpu_trace_path(options.cuda, output).c_str(), 1);
   }
   if (options.cuda.cuda) set_cuda_environment(options.cuda, cuda_injection, output);
-  setenv("ALLOCLAB_MIN_SIZE", std::to_string(options.min_size).c_str(), 1);
-  setenv("ALLOCLAB_STACKS", std::to_string(options.stacks).c_str(), 1);
-  setenv("ALLOCLAB_TIME_RESOLUTION", std::to_string(options.time_resolution).c_str(), 1);
-  setenv("ALLOCLAB_TRACE_PID", std::to_string(getpid()).c_str(), 1);
+  setenv(protocol::env_min_size, std::to_string(options.min_size).c_str(), 1);
+  setenv(protocol::env_stacks, std::to_string(options.stacks).c_str(), 1);
+  setenv(protocol::env_time_resolution, std::to_string(options.time_resolution).c_str(), 1);
+  setenv(protocol::env_trace_pid, std::to_string(getpid()).c_str(), 1);
   std::vector<char*> argv;
   for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);

@@ -9,6 +9,7 @@
 #include "alloclab/format/alt/alt.hpp"
 #include "alloclab/format/merge_by_time.hpp"
 #include "alloclab/format/units.hpp"
+#include "alloclab/protocol/environment.hpp"
 
 namespace alloclab::launch {
 namespace {
@@ -68,9 +69,9 @@ std::string cuda_injection_library() {
 void set_cuda_environment(const CudaRecordOptions& options, const std::string& injection,
                           const std::string& output) {
   setenv("CUDA_INJECTION64_PATH", injection.c_str(), 1);
-  setenv("ALLOCLAB_CUDA_OUTPUT", cuda_trace_path(options, output).c_str(), 1);
+  setenv(protocol::env_cuda_output, cuda_trace_path(options, output).c_str(), 1);
   if (options.run_range.empty()) return;
-  setenv("ALLOCLAB_RUN_RANGE", options.run_range.c_str(), 1);
+  setenv(protocol::env_run_range, options.run_range.c_str(), 1);
   setenv("NVTX_INJECTION64_PATH", injection.c_str(), 1);
 }
 

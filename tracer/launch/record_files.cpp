@@ -17,6 +17,7 @@
 #include "alloclab/format/alt/alt.hpp"
 #include "alloclab/format/units.hpp"
 #include "alloclab/launch/program_probe.hpp"
+#include "alloclab/protocol/environment.hpp"
 
 namespace alloclab::launch {
 
@@ -30,7 +31,7 @@ namespace {
 
 std::uint64_t dropped_events(const Trace& trace) {
   // The tracer leaves a mark when it had to drop events (no memory for a buffer).
-  static constexpr std::string_view dropped_mark = "alloclab:dropped=";
+  const std::string_view dropped_mark = protocol::dropped_marker;
   std::uint64_t dropped = 0;
   for (std::size_t i = 0; i < trace.size(); ++i)
     if (trace.op(i) == Op::mark && trace.label(i).starts_with(dropped_mark))
@@ -86,18 +87,16 @@ std::vector<TracedFile> TraceFileList::read(const std::string& root,
   std::ifstream in(path_);
   std::string line;
   while (std::getline(in, line)) {
-    const std::size_t space = line.find(' ');
-    if (space == std::string::npos) continue;
-    const std::string kind = line.substr(0, space);
-    std::string path = line.substr(space + 1);
+    const bool incomplete = line.starts_with(protocol::list_incomplete);
+    if (!incomplete && !line.starts_with(protocol::list_trace)) continue;
+    std::string path =
+        line.substr((incomplete ? protocol::list_incomplete : protocol::list_trace).size());
     std::string why;
-    if (kind == "incomplete") {
+    if (incomplete) {
       const std::size_t tab = path.find('\t');
       if (tab == std::string::npos) continue;
       why = path.substr(tab + 1);
       path.resize(tab);
-    } else if (kind != "trace") {
-      continue;
     }
     if (path == root_written_as) path = root;
     TracedFile* known = nullptr;
@@ -114,8 +113,8 @@ UntracedImages TraceFileList::untraced() const {
   std::ifstream in(path_);
   std::string line;
   while (std::getline(in, line)) {
-    const bool exec = line.starts_with("untraced-exec ");
-    if (!exec && !line.starts_with("untraced-fork ")) continue;
+    const bool exec = line.starts_with(protocol::list_untraced_exec);
+    if (!exec && !line.starts_with(protocol::list_untraced_fork)) continue;
     const char* number = line.c_str() + line.find(' ') + 1;
     char* end = nullptr;
     const long pid = std::strtol(number, &end, 10);
@@ -133,7 +132,7 @@ std::vector<long> TraceFileList::writer_processes() const {
   std::ifstream in(path_);
   std::string line;
   while (std::getline(in, line)) {
-    if (!line.starts_with("writer ")) continue;
+    if (!line.starts_with(protocol::list_writer)) continue;
     const char* number = line.c_str() + line.find(' ') + 1;
     char* end = nullptr;
     const long pid = std::strtol(number, &end, 10);
@@ -200,11 +199,11 @@ void explain_untraced(const UntracedImages& untraced, long root_pid, const std::
 }
 
 void set_follow_environment(bool follow_fork, bool follow_exec, const std::string& list) {
-  setenv("ALLOCLAB_FOLLOW_FORK", follow_fork ? "1" : "0", 1);
-  setenv("ALLOCLAB_FOLLOW_EXEC", follow_exec ? "1" : "0", 1);
-  setenv("ALLOCLAB_FILE_LIST", list.c_str(), 1);
+  setenv(protocol::env_follow_fork, follow_fork ? "1" : "0", 1);
+  setenv(protocol::env_follow_exec, follow_exec ? "1" : "0", 1);
+  setenv(protocol::env_file_list, list.c_str(), 1);
   // Seeded here so that the program's first image changes it in place (see lifecycle.hpp).
-  setenv("ALLOCLAB_STARTED_PID", "0", 1);
+  setenv(protocol::env_started_pid, "0", 1);
 }
 
 void refuse_setid_program(const std::string& command) {

@@ -4,6 +4,7 @@
 // writer's (tracer/writer); this side only records into the shared buffers and tells the
 // writer when to look.
 #include "life_cycle.hpp"
+#include "alloclab/protocol/environment.hpp"
 
 #include <signal.h>
 #include <sys/auxv.h>
@@ -81,8 +82,9 @@ void at_exit_flush() {
 void record_dropped_marker() {
   if (const std::uint64_t dropped = g.dropped.load()) {
     char label[label_bytes];
-    std::snprintf(label, sizeof label, "alloclab:dropped=%llu",
-                  static_cast<unsigned long long>(dropped));
+    std::snprintf(label, sizeof label, "%.*s%llu",
+                  static_cast<int>(protocol::dropped_marker.size()),
+                  protocol::dropped_marker.data(), static_cast<unsigned long long>(dropped));
     record_marker(op_mark, label);
   }
 }
@@ -159,12 +161,12 @@ void initialize() {
   resolve_real_functions();
   resolve_exec_functions();
   g.pid = getpid();
-  g.min_size = parse_u64(env_value("ALLOCLAB_MIN_SIZE"));
+  g.min_size = parse_u64(env_value(protocol::env_min_size));
   RecorderSettings& settings = g_shared.settings;
-  if (const std::uint64_t period_ms = parse_u64(env_value("ALLOCLAB_FLUSH_PERIOD_MS")))
+  if (const std::uint64_t period_ms = parse_u64(env_value(protocol::env_flush_period_ms)))
     settings.flush_period_ms = period_ms;
-  clock_init(env_value("ALLOCLAB_TIME_RESOLUTION"), settings);
-  stacks_configure(env_value("ALLOCLAB_STACKS"));
+  clock_init(env_value(protocol::env_time_resolution), settings);
+  stacks_configure(env_value(protocol::env_stacks));
   settings.stack_depth = g_stack_depth;
   const ImageDecision decision = decide_image(g.pid);
   settings.image = decision.image;
@@ -194,7 +196,7 @@ using namespace alloclab::preload;
 
 __attribute__((constructor)) static void alloclab_preload_constructor() {
   initialize();
-  if (g_shared.settings.image == Image::root && env_value("ALLOCLAB_OUTPUT")) {
+  if (g_shared.settings.image == Image::root && env_value(alloclab::protocol::env_output)) {
     GuardScope guard;
     mark_first_image_started(getpid());
   }

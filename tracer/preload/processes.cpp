@@ -3,6 +3,7 @@
 // image before exec replaces it or _exit ends it (neither runs a destructor or an atexit handler:
 // without them the last ~100 ms would be lost).
 #include "processes.hpp"
+#include "alloclab/protocol/environment.hpp"
 
 #include <alloca.h>
 #include <dlfcn.h>
@@ -39,7 +40,7 @@ bool env_flag(const char* name) {
 }
 
 void append_to_list(std::string_view line) {
-  const char* list = env_value("ALLOCLAB_FILE_LIST");
+  const char* list = env_value(protocol::env_file_list);
   if (!list || !*list) return;
   // Never created here: only the list `record` made (and still keeps) is written to.
   const int fd = ::open(list, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
@@ -78,33 +79,33 @@ const char* env_value(const char* name) {
 }
 
 ImageDecision decide_image(int pid) {
-  const char* output = env_value("ALLOCLAB_OUTPUT");
-  const std::uint64_t started = env_u64("ALLOCLAB_STARTED_PID");
-  const std::uint64_t owner = env_u64("ALLOCLAB_TRACE_PID");
+  const char* output = env_value(protocol::env_output);
+  const std::uint64_t started = env_u64(protocol::env_started_pid);
+  const std::uint64_t owner = env_u64(protocol::env_trace_pid);
   const bool first = started == 0 && (owner == 0 || owner == static_cast<std::uint64_t>(pid));
   const Image image = first ? Image::root : Image::execed;
-  const bool wanted = output && *output && (first || env_flag("ALLOCLAB_FOLLOW_EXEC"));
+  const bool wanted = output && *output && (first || env_flag(protocol::env_follow_exec));
   return ImageDecision{image, wanted};
 }
 
 bool follow_fork() {
-  return env_flag("ALLOCLAB_FOLLOW_FORK");
+  return env_flag(protocol::env_follow_fork);
 }
 
 void mark_first_image_started(int pid) {
-  static constexpr std::string_view name = "ALLOCLAB_STARTED_PID=";
+  const std::string_view name = protocol::env_started_pid;
   // The tracer's own string: it lives as long as the library, and no allocation is needed.
-  static char entry[name.size() + 24];
-  std::snprintf(entry, sizeof entry, "%.*s%d", static_cast<int>(name.size()), name.data(), pid);
+  static char entry[sizeof protocol::env_started_pid + 24];
+  std::snprintf(entry, sizeof entry, "%s=%d", protocol::env_started_pid, pid);
   for (char** slot = environ; slot && *slot; ++slot)
-    if (std::string_view(*slot).starts_with(name)) {
+    if (std::string_view(*slot).starts_with(name) && (*slot)[name.size()] == '=') {
       *slot = entry;
       return;
     }
   // Not seeded (LD_PRELOAD set by hand): libc's setenv, not one the program may define.
   using SetenvFn = int (*)(const char*, const char*, int);
   if (const auto libc_setenv = reinterpret_cast<SetenvFn>(dlsym(RTLD_NEXT, "setenv")))
-    libc_setenv("ALLOCLAB_STARTED_PID", entry + name.size(), 1);
+    libc_setenv(protocol::env_started_pid, entry + name.size() + 1, 1);
 }
 
 namespace {
@@ -144,14 +145,15 @@ void list_untraced_exec(int pid) {
   char exe[PATH_MAX];
   const ssize_t length = ::readlink("/proc/self/exe", exe, sizeof exe);
   ListLine line;
-  line.add("untraced-exec ").add(static_cast<unsigned long>(pid)).add(" ");
+  line.add(protocol::list_untraced_exec).add(static_cast<unsigned long>(pid)).add(" ");
   line.add(length > 0 ? std::string_view(exe, static_cast<std::size_t>(length)) : "?");
   append_to_list(line.finish());
 }
 
 void list_untraced_fork(int pid) {
   ListLine line;
-  append_to_list(line.add("untraced-fork ").add(static_cast<unsigned long>(pid)).finish());
+  append_to_list(
+      line.add(protocol::list_untraced_fork).add(static_cast<unsigned long>(pid)).finish());
 }
 
 void resolve_exec_functions() {

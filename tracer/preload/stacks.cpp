@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "alloclab/protocol/environment.hpp"
 #include "processes.hpp"
 #include "recorder.hpp"
 
@@ -122,7 +123,7 @@ void stacks_warm_up() {
   if (g_stack_depth == 0) return;
 #ifdef ALLOCLAB_LIBUNWIND
   // ALLOCLAB_UNWINDER=backtrace: glibc's, in a build that has libunwind (to compare them).
-  const char* wanted = env_value("ALLOCLAB_UNWINDER");
+  const char* wanted = env_value(protocol::env_unwinder);
   if (!wanted || std::strcmp(wanted, "backtrace") != 0) load_libunwind();
 #endif
   // The first unwind does the unwinder's lazy work now, not inside a traced malloc: backtrace()

@@ -10,6 +10,7 @@
 // system calls after which only system calls run until exec, so this is safe in a program with
 // threads and needs none of the C library's fork bookkeeping.
 #include "writer_link.hpp"
+#include "alloclab/protocol/environment.hpp"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -100,7 +101,7 @@ void stop_tracing_without_writer() {
 char g_writer_program[PATH_MAX];
 
 bool find_writer_program() {
-  if (const char* chosen = env_value("ALLOCLAB_WRITER_PROGRAM"); chosen && *chosen) {
+  if (const char* chosen = env_value(protocol::env_writer_program); chosen && *chosen) {
     std::snprintf(g_writer_program, sizeof g_writer_program, "%s", chosen);
     return true;
   }
@@ -189,9 +190,9 @@ bool start_writer() {
                   memory_flag,
                   memory,
                   output_flag,
-                  const_cast<char*>(env_value("ALLOCLAB_OUTPUT")),
+                  const_cast<char*>(env_value(protocol::env_output)),
                   list_flag,
-                  const_cast<char*>(env_value("ALLOCLAB_FILE_LIST")),
+                  const_cast<char*>(env_value(protocol::env_file_list)),
                   nullptr};
   if (!argv[4]) return false;
   if (!argv[6]) argv[5] = nullptr;

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "alloclab/protocol/environment.hpp"
 namespace alloclab::writer {
 
 using protocol::Image;
@@ -93,15 +94,15 @@ void FileList::append(std::string line) const {
 }
 
 void FileList::trace(const std::string& path) const {
-  append("trace " + path);
+  append(std::string(protocol::list_trace) + path);
 }
 
 void FileList::incomplete(const std::string& path, const std::string& why) const {
-  append("incomplete " + path + "\t" + why);
+  append(std::string(protocol::list_incomplete) + path + "\t" + why);
 }
 
 void FileList::writer(int pid) const {
-  append("writer " + std::to_string(pid));
+  append(std::string(protocol::list_writer) + std::to_string(pid));
 }
 
 std::unique_ptr<AltStreamWriter> create_trace(const std::string& output,

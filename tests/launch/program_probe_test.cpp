@@ -13,7 +13,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -38,12 +37,14 @@ class ScratchFile {
 
 std::vector<char> bytes_of(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::vector<char> bytes(std::filesystem::file_size(path));
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return bytes;
 }
 
-// A copy of alloclab's own executable, changed by `change`.
+// A copy of a small test program, changed by `change`.
 ProgramProbe probe_changed_copy(const std::function<void(std::vector<char>&)>& change) {
-  std::vector<char> bytes = bytes_of(ALLOCLAB_CLI);
+  std::vector<char> bytes = bytes_of(PROBE_SUBJECT);
   change(bytes);
   const ScratchFile copy("probe.elf");
   std::ofstream(copy.path(), std::ios::binary)
@@ -87,7 +88,7 @@ TEST(ProgramProbe, a_program_of_another_class_is_foreign) {
   const ProgramProbe big_endian =
       probe_changed_copy([](std::vector<char>& b) { header_of(b).e_ident[EI_DATA] = ELFDATA2MSB; });
   EXPECT_TRUE(big_endian.foreign);
-  EXPECT_FALSE(probe_program(ALLOCLAB_CLI).foreign);
+  EXPECT_FALSE(probe_program(PROBE_SUBJECT).foreign);
 }
 
 TEST(ProgramProbe, damage_past_the_program_headers_leaves_out_what_it_hides) {

@@ -2,7 +2,7 @@
 // to the allocators themselves (glibc malloc, mmap, jemalloc and mimalloc when installed) for the
 // same sizes, with and without writing every 4 KiB page. Goal (issue 5): a cached pair <= 50 ns
 // and >= 100x faster than malloc + first touch for blocks >= 1 MiB.
-// Run: build-release/bin/hit_path_bench (see README "Replay on real hardware").
+// Run: build-release/bin/hit_path_bench (docs/performance.md, "Hit path").
 #include <benchmark/benchmark.h>
 
 #include <memory>

@@ -1,6 +1,6 @@
 // Simulated replay throughput per strategy on a 10M-event synthetic trace shaped like a
 // transformer encoder with variable sequence lengths (sizes change from run to run, so caches
-// both hit and miss). Run: build-release/bin/replay_bench (see README "Performance").
+// both hit and miss). Run: build-release/bin/replay_bench (docs/performance.md).
 #include <benchmark/benchmark.h>
 
 #include "alloclab/format/synthetic.hpp"

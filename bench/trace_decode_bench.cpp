@@ -1,5 +1,5 @@
 // Decode + resolve throughput of the native format on a synthetic trace shaped like a CNN
-// inference workload. Run: build-release/bin/trace_decode_bench (see README "Performance").
+// inference workload. Run: build-release/bin/trace_decode_bench (docs/performance.md).
 // With ALLOCLAB_BENCH_TRACE=FILE.alt, BM_EncodeTraceFile also encodes that trace as the
 // recorder's writer thread does when events arrive fast (zstd level 1).
 #include <benchmark/benchmark.h>

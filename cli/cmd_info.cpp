@@ -238,7 +238,7 @@ void add_info_command(CLI::App& app) {
       ->required();
   cmd->add_option("--from", options->format, "input format: alt, csv, rmm, torch")
       ->type_name("FORMAT");
-  cmd->add_flag("--json", options->json, "print JSON (keys documented in README)");
+  cmd->add_flag("--json", options->json, "print JSON (keys documented in docs/cli.md)");
   cmd->add_flag("--stacks{10}", options->stacks,
                 "also show the call stacks that allocated most, by count and by bytes "
                 "(--stacks=N: the top N, default 10)")

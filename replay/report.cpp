@@ -15,7 +15,7 @@
 namespace alloclab {
 namespace {
 
-// The metric keys of STRATEGIES.md, in the order tables and CSV show them.
+// The metric keys of docs/strategy-contract.md, in the order tables and CSV show them.
 const std::vector<std::string>& metric_keys() {
   static const std::vector<std::string> keys = {"requests",
                                                 "hits",

@@ -103,8 +103,8 @@ void FifoShrinkStrategy::deallocate(const Block& block) {
 }
 
 void FifoShrinkStrategy::shrink() {
-  // "If size < max and items < max_items, stop" (STRATEGIES.md). The loop condition alone
-  // would stop as well; the check mirrors the contract.
+  // "If size < max and items < max_items, stop" (docs/strategy-contract.md). The loop condition
+  // alone would stop as well; the check mirrors the contract.
   if (stats_.cached_bytes < max_bytes_ && items() < max_items_) return;
   while (stats_.cached_bytes > max_bytes_ || items() > max_items_) {
     // Not empty: over a limit means at least one cached block, hence (queue invariant) at

@@ -61,7 +61,7 @@ void append_row(std::string& out, const Trace& trace, std::size_t i) {
   out += ',';
   out += to_string(op);
   out += ',';
-  // Empty where STRATEGIES.md says so, unless the event really carries a value.
+  // Empty where docs/strategy-contract.md says so, unless the event really carries a value.
   if (request || trace.address(i) != 0) append_hex(out, trace.address(i));
   out += ',';
   if (op == Op::alloc || trace.size_of(i) != 0) append_decimal(out, trace.size_of(i));

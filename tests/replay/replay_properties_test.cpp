@@ -1,4 +1,5 @@
-// Properties that must hold for every strategy on thousands of random traces (STRATEGIES.md).
+// Properties that must hold for every strategy on thousands of random traces
+// (docs/strategy-contract.md).
 #include <gtest/gtest.h>
 
 #include "alloclab/format/synthetic.hpp"

@@ -19,7 +19,7 @@ Metrics replay_metrics(const ResolvedTrace& trace, const std::string& spec) {
 }
 
 // traces/tiny.csv: two runs of alloc A(1 MiB), alloc B(4 KiB), free A, alloc C(2 MiB), free B,
-// free C. Every number below is worked out by hand from STRATEGIES.md.
+// free C. Every number below is worked out by hand from docs/strategy-contract.md.
 TEST(SimReplay, tiny_trace_passthrough_by_hand) {
   const Metrics m = replay_metrics(tiny(), "passthrough");
   EXPECT_EQ(m.requests, 6u);

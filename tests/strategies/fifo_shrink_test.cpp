@@ -1,4 +1,4 @@
-// Conformance tests for `fifo-shrink` (STRATEGIES.md; dfdx PR #709), worked by hand.
+// Conformance tests for `fifo-shrink` (docs/strategy-contract.md; dfdx PR #709), worked by hand.
 #include <gtest/gtest.h>
 
 #include "alloclab/strategies/fifo_shrink.hpp"

@@ -1,4 +1,5 @@
-// Conformance tests for `passthrough`, `exact` and `best-fit` (STRATEGIES.md), worked by hand.
+// Conformance tests for `passthrough`, `exact` and `best-fit` (docs/strategy-contract.md), worked
+// by hand.
 #include <gtest/gtest.h>
 
 #include "alloclab/strategies/best_fit.hpp"

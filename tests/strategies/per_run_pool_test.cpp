@@ -1,4 +1,5 @@
-// Conformance tests for `per-run-pool` and the `rten` preset (STRATEGIES.md), worked by hand.
+// Conformance tests for `per-run-pool` and the `rten` preset (docs/strategy-contract.md), worked by
+// hand.
 #include <gtest/gtest.h>
 
 #include "alloclab/strategies/per_run_pool.hpp"

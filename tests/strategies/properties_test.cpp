@@ -2,8 +2,9 @@
 // - every strategy: hits + misses = requests; upstream reserved >= live requested bytes and
 //   == live capacities + cached bytes after every op; no block handed out twice while live (no
 //   overlapping live address ranges); a block is at least the rounded request;
-// - every caching strategy matches a slow reference model written straight from STRATEGIES.md
-//   (linear scans over a list of cached blocks), block for block and counter for counter;
+// - every caching strategy matches a slow reference model written straight from
+//   docs/strategy-contract.md (linear scans over a list of cached blocks), block for block and
+//   counter for counter;
 // - fifo-shrink without limits equals exact (match=best-fit: best-fit); best-fit:max_ratio=1
 //   equals exact; passthrough never caches.
 #include <gtest/gtest.h>
@@ -66,7 +67,7 @@ std::vector<Op> random_ops(std::uint64_t seed, int count, std::uint64_t odd_size
 
 // ---- the reference model ---------------------------------------------------------------------
 
-// STRATEGIES.md read literally, with linear scans. Slow and obviously right.
+// docs/strategy-contract.md read literally, with linear scans. Slow and obviously right.
 struct ReferenceConfig {
   enum Kind { exact, best_fit, fifo_shrink, per_run_pool } kind = exact;
   std::uint64_t round = 1;
@@ -137,7 +138,7 @@ class ReferenceModel final : public Strategy {
     stats_.cached_bytes += b.capacity;
     if (c_.kind != ReferenceConfig::fifo_shrink) return;
     queue_.push_back(b.capacity);
-    // shrink, as written in STRATEGIES.md
+    // shrink, as written in docs/strategy-contract.md
     if (stats_.cached_bytes < c_.max && cache_.size() < c_.max_items) return;
     while (stats_.cached_bytes > c_.max || cache_.size() > c_.max_items) {
       const std::uint64_t k = queue_.front();

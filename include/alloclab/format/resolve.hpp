@@ -1,6 +1,6 @@
 #pragma once
 // Resolution: pairs frees with allocations by (device, address) once, at load, giving the
-// replay model of STRATEGIES.md: alloc(id, size), free(id), run_begin, run_end.
+// replay model of docs/strategy-contract.md: alloc(id, size), free(id), run_begin, run_end.
 // Anomalies are counted by kind and never fatal.
 #include <cstdint>
 #include <memory>

@@ -1,5 +1,6 @@
 #pragma once
-// The numbers a replay produces, with exactly the meanings of STRATEGIES.md ("Metrics").
+// The numbers a replay produces, with exactly the meanings of docs/strategy-contract.md
+// ("Metrics").
 #include <cstdint>
 #include <map>
 #include <optional>

@@ -49,7 +49,8 @@ void write_report(std::ostream& out, const TraceSummary& trace,
 StrategyResult result_from_json(const nlohmann::json& j, const std::string& source);
 Metrics metrics_from_json(const nlohmann::json& j, const std::string& source);
 
-// One header line and one row per strategy, the metric names of STRATEGIES.md as columns.
+// One header line and one row per strategy, the metric names of docs/strategy-contract.md as
+// columns.
 void write_results_csv(std::ostream& out, const std::vector<StrategyResult>& results);
 
 // The machine a report was produced on: host name, cores, OS.

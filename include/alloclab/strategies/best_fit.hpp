@@ -1,5 +1,5 @@
 #pragma once
-// `best-fit` (reuse a larger buffer), per STRATEGIES.md:
+// `best-fit` (reuse a larger buffer), per docs/strategy-contract.md:
 // - alloc(s): s is rounded up to a multiple of `round`; the hit is a block of the smallest cached
 //   capacity c with s <= c (and c <= max_ratio * s when max_ratio is given, compared exactly),
 //   the most recently freed among blocks of that capacity; otherwise a miss asks upstream for s.

@@ -1,5 +1,5 @@
 #pragma once
-// `exact` (dfdx's TensorCache as merged; preset `dfdx`), per STRATEGIES.md:
+// `exact` (dfdx's TensorCache as merged; preset `dfdx`), per docs/strategy-contract.md:
 // - free: the block goes into the cache under its capacity; each capacity holds a stack.
 // - alloc(s): s is rounded up to a multiple of `round`; the most recently freed block of exactly
 //   that capacity is a hit (slack is always 0); otherwise a miss asks the upstream for s bytes.

@@ -1,7 +1,7 @@
 #pragma once
 // `fifo-shrink` (dfdx PR #709 "Improve allocation caching"; preset `dfdx-limit`), per
-// STRATEGIES.md: a cache bounded by bytes (`max`) and/or blocks (`max_items`) that evicts in the
-// order blocks were freed into it.
+// docs/strategy-contract.md: a cache bounded by bytes (`max`) and/or blocks (`max_items`) that
+// evicts in the order blocks were freed into it.
 // - free(b): size += cap(b); cap(b) goes to the back of the drop queue; b is pushed on its
 //   capacity's stack; then shrink.
 // - alloc(s): s rounded up to a multiple of `round`; match=exact takes the newest block of

@@ -1,7 +1,7 @@
 #pragma once
-// `passthrough`: no cache (STRATEGIES.md). Every alloc is a miss that asks the upstream for exactly
-// the requested size; every free returns the block upstream at once. It never holds a block, so
-// cached_bytes stays 0 and release() has nothing to do. Takes no parameters.
+// `passthrough`: no cache (docs/strategy-contract.md). Every alloc is a miss that asks the upstream
+// for exactly the requested size; every free returns the block upstream at once. It never holds a
+// block, so cached_bytes stays 0 and release() has nothing to do. Takes no parameters.
 #include <cstdint>
 #include <memory>
 #include <optional>

@@ -1,6 +1,6 @@
 #pragma once
-// `per-run-pool` (rten's TensorPool / BufferPool; preset `rten`), per STRATEGIES.md: a pool that
-// lives for one run (between begin_run() and end_run()).
+// `per-run-pool` (rten's TensorPool / BufferPool; preset `rten`), per docs/strategy-contract.md: a
+// pool that lives for one run (between begin_run() and end_run()).
 // - inside a run: free(b) appends b to the pool; alloc(s) (s rounded up to a multiple of `round`)
 //   takes the block of the smallest capacity >= s, ties going to the block added earliest: a hit.
 //   Otherwise a miss asks the upstream for s bytes.

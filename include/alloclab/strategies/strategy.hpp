@@ -2,7 +2,7 @@
 // The two concepts every strategy is built from (RMM's "resource over an upstream" idea):
 //   Upstream — the allocator under a cache: simulated, malloc, mmap, cudaMalloc, ...
 //   Strategy — a caching policy in front of one Upstream.
-// ../STRATEGIES.md (shared) and docs/strategies.md are the contract for what each strategy does.
+// docs/strategy-contract.md and docs/strategies.md are the contract for what each strategy does.
 #include <cstdint>
 #include <optional>
 

@@ -8,7 +8,8 @@
  *   A shared library that exports one function, alloclab_strategy_plugin_v1(), returning a pointer
  *   to a table (alloclab_strategy_plugin) of metadata and function pointers. alloclab builds
  *   strategy instances with create() and drives each one exactly like a built-in strategy: the
- *   rules of the replay model and the meaning of every counter are those of STRATEGIES.md.
+ *   rules of the replay model and the meaning of every counter are those of
+ *   docs/strategy-contract.md.
  *
  * VERSIONING
  *   ALLOCLAB_PLUGIN_ABI_VERSION is 1. A plug-in sets abi_version to the version of the header it
@@ -90,8 +91,9 @@ typedef struct alloclab_upstream {
   void (*deallocate)(void* context, alloclab_block block);
 } alloclab_upstream;
 
-/* The counters a strategy keeps, with the meaning of alloclab::StrategyStats (STRATEGIES.md):
- * upstream calls and reserved bytes are counted by alloclab itself, around the upstream. */
+/* The counters a strategy keeps, with the meaning of alloclab::StrategyStats
+ * (docs/strategy-contract.md): upstream calls and reserved bytes are counted by alloclab itself,
+ * around the upstream. */
 typedef struct alloclab_strategy_stats {
   uint64_t requests;     /* allocate() calls */
   uint64_t hits;         /* requests served from a block the strategy already held */

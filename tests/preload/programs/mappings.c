@@ -1,6 +1,7 @@
 /* Every way an anonymous mapping stops being mapped, as allocators and runtimes do it, inside a
  * run; at its end nothing mapped in it is left. Counts the mapping events the trace must hold
- * (README: a part that stays mapped is a block of its own), and where the pieces should be:
+ * (docs/recording.md: a part that stays mapped is a block of its own), and where the pieces
+ * should be:
  *   - jemalloc's alignment: map twice the size, unmap the unaligned head and tail, later the rest
  *   - a PROT_NONE reservation (address space, not memory: never an allocation itself) with
  *     pages mapped over it with MAP_FIXED (GPU runtimes, JITs), a hole punched into it, then

@@ -1,7 +1,7 @@
 #pragma once
-// The CSV interchange format of STRATEGIES.md ("The CSV interchange format"), plus alloclab's own
-// optional columns kind, alignment and segment so that an export reads back as the same trace.
-// docs/formats.md lists the columns, their units and the odd cases.
+// The CSV interchange format of docs/strategy-contract.md ("The CSV interchange format"), plus
+// alloclab's own optional columns kind, alignment and segment so that an export reads back as the
+// same trace. docs/formats.md lists the columns, their units and the odd cases.
 #include <iosfwd>
 #include <string>
 

@@ -1,7 +1,8 @@
 #pragma once
 // CountingUpstream: an adaptor that counts what passes between a strategy and any upstream
 // (RMM's statistics_resource_adaptor idea). These are the upstream-side counters of
-// STRATEGIES.md; the replayer reads `reserved_bytes` after every operation to take the peak.
+// docs/strategy-contract.md; the replayer reads `reserved_bytes` after every operation to take the
+// peak.
 #include <cstdint>
 #include <optional>
 

@@ -2,8 +2,8 @@
 // SimUpstream: the simulated allocator under a strategy in `sim` mode.
 //
 // Promises:
-// - a block has exactly the capacity asked for (STRATEGIES.md: "in simulation the upstream returns
-//   a block whose capacity is exactly the size it was asked for");
+// - a block has exactly the capacity asked for (docs/strategy-contract.md: "in simulation the
+//   upstream returns a block whose capacity is exactly the size it was asked for");
 // - addresses are 256-byte aligned, start at a nonzero base and only increase: an address is never
 //   handed out twice, so ranges of blocks never overlap (a zero-byte block still gets its own
 //   address);

@@ -96,11 +96,6 @@ std::string results_table_text(const std::vector<StrategyResult>& results) {
   return table.str();
 }
 
-void print_results_table(const std::vector<StrategyResult>& results) {
-  const std::string text = results_table_text(results);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-}
-
 std::string replay_notes_text(const TraceSummary& summary) {
   std::string text;
   if (summary.implicit_run) text += "(no run markers in the trace: it is replayed as one run)\n";

@@ -19,8 +19,6 @@ namespace alloclab {
 // replay timed the calls, a modelled-time column with a cost model; a note under a strategy
 // whose requests failed.
 std::string results_table_text(const std::vector<StrategyResult>& results);
-// results_table_text to standard output.
-void print_results_table(const std::vector<StrategyResult>& results);
 
 // What a replay's numbers rest on, printed before its table (replay, sweep, advise): a trace
 // without run markers is one run; a trace with anomalies was repaired to be replayed (a free of

@@ -3,15 +3,13 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <fstream>
 
 #include "alloclab/format/output_files.hpp"
-#include "alloclab/format/text_table.hpp"
 #include "alloclab/replay/advise.hpp"
+#include "alloclab/replay/progress.hpp"
 #include "alloclab/replay/report.hpp"
-#include "cli_common.hpp"
-#include "progress.hpp"
-#include "validators.hpp"
+#include "alloclab/replay/report_table.hpp"
+#include "commands.hpp"
 
 namespace alloclab::cli {
 namespace {
@@ -25,62 +23,9 @@ struct AdviseCommand {
   bool force = false;
 };
 
-std::string percent_cell(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f%%", 100.0 * fraction);
-  return text;
-}
-
-// What the recommendation saves at peak, said plainly when it saves nothing or costs more (a
-// limit can reserve more than the unbounded cache: it frees blocks the trace then asks again).
-std::string saved_cell(const Advice& a) {
-  if (a.saved_bytes == 0) return "nothing";
-  if (a.saved_bytes < 0)
-    return "none (" + human_bytes(static_cast<std::uint64_t>(-a.saved_bytes)) + " more)";
-  const double percent = 100.0 * a.saved_fraction;
-  char share[32];
-  if (percent < 0.5)
-    std::snprintf(share, sizeof share, "<1%%");
-  else
-    std::snprintf(share, sizeof share, "%.0f%%", percent);
-  return human_bytes(static_cast<std::uint64_t>(a.saved_bytes)) + " (" + share + ")";
-}
-
-void print_advice(const std::vector<Advice>& advice, double target) {
-  std::printf("target: keep %.4g%% of the unbounded cache's hit rate\n\n", 100.0 * target);
-  using Align = TextTable::Align;
-  TextTable table({{"family", Align::left},
-                   {"baseline", Align::left},
-                   {"hit rate"},
-                   {"peak res."},
-                   {"recommended", Align::left},
-                   {"hit rate"},
-                   {"peak res."},
-                   {"saved"},
-                   {"replays"}});
-  for (const Advice& a : advice) {
-    const Metrics& b = a.baseline.metrics;
-    std::vector<std::string> row = {a.family.name, a.family.baseline, percent_cell(b.hit_rate()),
-                                    human_bytes(b.peak_reserved_bytes)};
-    if (!a.max_bytes) {
-      row.insert(row.end(), {"(no limit helps)", "-", "-", "-"});
-    } else {
-      const Metrics& r = a.recommended_result.metrics;
-      row.insert(row.end(), {a.recommended, percent_cell(r.hit_rate()),
-                             human_bytes(r.peak_reserved_bytes), saved_cell(a)});
-    }
-    row.push_back(std::to_string(a.replays));
-    table.add_row(std::move(row));
-  }
-  table.print();
-  std::string paragraph;
-  for (const Advice& a : advice) paragraph += (paragraph.empty() ? "" : " ") + advice_sentence(a);
-  std::printf("\n%s\n", paragraph.c_str());
-}
-
 void run_advise(const AdviseCommand& cmd, const std::string& command_line) {
   OutputPlan(cmd.force).input(cmd.path).output("--json", cmd.json_out).check();
-  const ReplayInput input = load_for_replay(cmd.path, cmd.format);
+  const ResolvedLoad input = load_replay_input(cmd.path, cmd.format);
   const ResolvedTrace& resolved = input.resolved;
   const TraceSummary& summary = input.summary;
 
@@ -99,14 +44,13 @@ void run_advise(const AdviseCommand& cmd, const std::string& command_line) {
     set_exit_status(130);
     return;
   }
-  print_replay_notes(summary);
-  print_advice(outcome.advice, cmd.target);
+  print(replay_notes_text(summary));
+  print(advice_text(outcome.advice, cmd.target));
 
   if (!cmd.json_out.empty()) {
     ReportContext context;
     context.command_line = command_line;
-    write_json_output(cmd.json_out,
-                      make_advice_report(summary, outcome.advice, cmd.target, context));
+    write_json_file(cmd.json_out, make_advice_report(summary, outcome.advice, cmd.target, context));
   }
 }
 

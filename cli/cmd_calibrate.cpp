@@ -5,9 +5,10 @@
 #include <cstdio>
 
 #include "alloclab/format/output_files.hpp"
-#include "alloclab/format/text_table.hpp"
 #include "alloclab/replay/calibrate.hpp"
-#include "cli_common.hpp"
+#include "alloclab/replay/report.hpp"
+#include "alloclab/replay/report_table.hpp"
+#include "commands.hpp"
 
 namespace alloclab::cli {
 namespace {
@@ -29,22 +30,9 @@ void run_calibrate(const CalibrateCommand& cmd) {
   options.touch = cmd.touch;
   options.budget_seconds_per_size = cmd.budget_ms / 1000.0;
   const Calibration c = calibrate(options);
-  std::printf("%s%s: latency by size (median and p99 of each call)\n", c.upstream.c_str(),
-              c.touch ? ", every page touched" : "");
-  TextTable table({{"size"}, {"pairs"}, {"alloc p50"}, {"alloc p99"}, {"free p50"}, {"free p99"}});
-  for (const CalibrationPoint& p : c.points) {
-    if (p.failed) {
-      table.add_row({human_bytes(p.size), "failed"});
-      continue;
-    }
-    table.add_row({human_bytes(p.size), grouped(p.allocate.count),
-                   human_duration(p.allocate.p50_ns), human_duration(p.allocate.p99_ns),
-                   human_duration(p.deallocate.p50_ns), human_duration(p.deallocate.p99_ns)});
-  }
-  table.print();
-  std::printf("cached allocate+free of `exact` (hit_ns): %.1f ns\n", c.hit_ns);
+  print(calibration_text(c));
   if (!cmd.out.empty()) {
-    write_json_output(cmd.out, calibration_json(c));
+    write_json_file(cmd.out, calibration_json(c));
     std::printf("wrote %s (use: alloclab replay TRACE -s SPEC --cost-model %s)\n", cmd.out.c_str(),
                 cmd.out.c_str());
   }

@@ -6,7 +6,8 @@
 #include "alloclab/format/formats.hpp"
 #include "alloclab/format/output_files.hpp"
 #include "alloclab/format/trim.hpp"
-#include "cli_common.hpp"
+#include "alloclab/format/units.hpp"
+#include "commands.hpp"
 
 namespace alloclab::cli {
 namespace {
@@ -22,7 +23,7 @@ struct ConvertOptions {
 
 void run_convert(const ConvertOptions& options) {
   OutputPlan(options.force).input(options.input).output("OUT", options.output).check();
-  LoadedTrace loaded = load_trace(options.input, options.from);
+  LoadedTrace loaded = load_input(options.input, options.from);
   if (options.trim_to_runs) {
     TrimStats stats;
     loaded.trace = trim_to_runs(loaded.trace, &stats);

@@ -6,8 +6,8 @@
 #include "alloclab/format/formats.hpp"
 #include "alloclab/format/output_files.hpp"
 #include "alloclab/format/synthetic.hpp"
-#include "cli_common.hpp"
-#include "validators.hpp"
+#include "alloclab/format/units.hpp"
+#include "commands.hpp"
 
 namespace alloclab::cli {
 namespace {

@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "cli_common.hpp"
+#include "alloclab/launch/record_files.hpp"
+#include "commands.hpp"
 
 namespace alloclab::cli {
 namespace {
@@ -21,7 +22,7 @@ void run_gui(const std::vector<std::string>& args) {
         "the GUI was not built: configure with -DALLOCLAB_GUI=ON (needs libimgui-dev, "
         "libglfw3-dev, "
         "libegl-dev, libstb-dev; scripts/setup installs them)");
-  const std::string program = (binary_dir() / "alloclab-gui").string();
+  const std::string program = (launch::binary_dir() / "alloclab-gui").string();
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(program.c_str()));
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));

@@ -2,15 +2,11 @@
 // reports of one trace) into one report (merge.hpp has the rules).
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
-#include <fstream>
-
-#include "alloclab/format/error.hpp"
 #include "alloclab/format/output_files.hpp"
 #include "alloclab/replay/merge.hpp"
 #include "alloclab/replay/report.hpp"
 #include "alloclab/replay/report_table.hpp"
-#include "cli_common.hpp"
+#include "commands.hpp"
 
 namespace alloclab::cli {
 namespace {
@@ -22,37 +18,21 @@ struct MergeCommand {
   bool force = false;
 };
 
-nlohmann::json read_report(const std::string& path) {
-  refuse_directory(path);
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
-    throw InputError(path + ": not JSON (" + e.what() + ")");
-  }
-}
-
 void run_merge(const MergeCommand& cmd, const std::string& command_line) {
   // The output comes first, so `merge a.json b.json` would silently overwrite a shard.
   OutputPlan outputs(cmd.force);
   for (const std::string& path : cmd.inputs) outputs.input(path);
   outputs.output("OUT", cmd.out).check();
   std::vector<MergeInput> inputs;
-  for (const std::string& path : cmd.inputs) inputs.push_back(MergeInput{path, read_report(path)});
+  for (const std::string& path : cmd.inputs)
+    inputs.push_back(MergeInput{path, read_report_file(path)});
   MergeOptions options;
   options.allow_partial = cmd.allow_partial;
   options.command_line = command_line;
   const nlohmann::json merged = merge_reports(inputs, options);
 
-  std::vector<StrategyResult> results;
-  for (const nlohmann::json& r : merged["results"]) results.push_back(result_from_json(r, cmd.out));
-  print_results_table(results);
-  if (merged.value("partial", false))
-    std::printf("(partial: %s)\n", merged.contains("sweep") ? "some sweep points have no result"
-                                                            : "an input report was cut short");
-
-  write_json_output(cmd.out, merged);
+  print(merged_report_text(merged, cmd.out));
+  write_json_file(cmd.out, merged);
 }
 
 }  // namespace

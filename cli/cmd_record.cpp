@@ -7,8 +7,7 @@
 #include <string>
 
 #include "alloclab/launch/record.hpp"
-#include "cli_common.hpp"
-#include "validators.hpp"
+#include "commands.hpp"
 
 namespace alloclab::cli {
 

@@ -2,20 +2,17 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <fstream>
-#include <iostream>
+#include <ostream>
 
 #include "alloclab/format/output_files.hpp"
 #include "alloclab/replay/cost_model.hpp"
-#include "alloclab/replay/parallel.hpp"
+#include "alloclab/replay/progress.hpp"
 #include "alloclab/replay/report.hpp"
 #include "alloclab/replay/report_table.hpp"
 #include "alloclab/replay/sim_replay.hpp"
 #include "alloclab/strategies/params.hpp"
 #include "alloclab/strategies/upstream/registry.hpp"
-#include "cli_common.hpp"
-#include "progress.hpp"
-#include "validators.hpp"
+#include "commands.hpp"
 
 namespace alloclab::cli {
 namespace {
@@ -58,7 +55,7 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
   std::optional<CostModel> cost_model;
   if (!cmd.cost_model.empty()) cost_model = load_cost_model(cmd.cost_model);
 
-  ReplayInput input = load_for_replay(cmd.path, cmd.format);
+  ResolvedLoad input = load_replay_input(cmd.path, cmd.format);
   const ResolvedTrace& resolved = input.resolved;
   const TraceSummary& summary = input.summary;
 
@@ -83,21 +80,16 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
   ProgressBar progress("replay", resolved.ops.size() * cmd.specs.size());
   options.progress = &progress.counter();
 
-  std::vector<StrategyResult> results(cmd.specs.size());
-  std::vector<char> cut(cmd.specs.size(), 0);
-  parallel_for(cmd.specs.size(), jobs, [&](std::size_t i) {
-    ReplayOutcome outcome = replay_trace(resolved, cmd.specs[i], options);
-    results[i] = std::move(outcome.result);
-    cut[i] = outcome.interrupted;
-  });
-  if (interrupt.interrupted()) {
+  const ReplaySetOutcome outcome = replay_specs(resolved, cmd.specs, options, jobs);
+  if (outcome.interrupted) {
     // A report of a cut-short replay would look like a real answer: write none.
     std::fprintf(stderr, "alloclab: interrupted; no report written\n");
     set_exit_status(130);
     return;
   }
-  print_replay_notes(summary);
-  print_results_table(results);
+  const std::vector<StrategyResult>& results = outcome.results;
+  print(replay_notes_text(summary));
+  print(results_table_text(results));
   // The report is built from the results and the summary alone; a large trace's report (one
   // entry per run and strategy) would otherwise be built on top of the whole resolved trace.
   input.resolved = ResolvedTrace{};
@@ -111,10 +103,7 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
     context.timing = cmd.timing;
   }
   if (!cmd.json_out.empty()) {
-    write_output(cmd.json_out, [&](std::ostream& out) {
-      write_report(out, summary, results, context);
-      out << '\n';
-    });
+    write_report_file(cmd.json_out, summary, results, context);
   }
   if (!cmd.csv_out.empty()) {
     write_output(cmd.csv_out, [&](std::ostream& out) { write_results_csv(out, results); });

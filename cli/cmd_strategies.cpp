@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "alloclab/strategies/registry.hpp"
-#include "cli_common.hpp"
+#include "commands.hpp"
 
 namespace alloclab::cli {
 

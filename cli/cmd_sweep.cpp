@@ -2,17 +2,15 @@
 // spec templates such as `fifo-shrink:max={1MiB..4GiB:x2}` (sweep.hpp has the forms).
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <cstdio>
-#include <fstream>
+#include <ostream>
 
 #include "alloclab/format/output_files.hpp"
-#include "alloclab/format/text_table.hpp"
+#include "alloclab/replay/progress.hpp"
 #include "alloclab/replay/report.hpp"
+#include "alloclab/replay/report_table.hpp"
 #include "alloclab/replay/sweep.hpp"
-#include "cli_common.hpp"
-#include "progress.hpp"
-#include "validators.hpp"
+#include "commands.hpp"
 
 namespace alloclab::cli {
 namespace {
@@ -28,28 +26,6 @@ struct SweepCommand {
   bool force = false;
 };
 
-void print_sweep_table(const SweepRun& run) {
-  using Align = TextTable::Align;
-  TextTable table({{"point"},
-                   {"strategy", Align::left},
-                   {"hit rate"},
-                   {"peak reserved"},
-                   {"up allocs"},
-                   {"evictions"}});
-  for (std::size_t k = 0; k < run.results.size(); ++k) {
-    const Metrics& m = run.results[k].metrics;
-    char hit_rate[32];
-    std::snprintf(hit_rate, sizeof hit_rate, "%.2f%%", 100.0 * m.hit_rate());
-    table.add_row({std::to_string(run.point_indices[k]), run.results[k].strategy, hit_rate,
-                   human_bytes(m.peak_reserved_bytes), grouped(m.upstream_allocs),
-                   grouped(m.evictions)});
-    if (m.failed_requests)
-      table.add_note(
-          "^ " + counted(m.failed_requests, "request") + " failed (upstream out of memory)", 2);
-  }
-  table.print();
-}
-
 void run_sweep_command(const SweepCommand& cmd, const std::string& command_line) {
   // Templates, specs and the shard are checked before the trace is read: a typo fails at once.
   SweepRun run = plan_sweep(cmd.templates, parse_shard(cmd.shard));
@@ -59,7 +35,7 @@ void run_sweep_command(const SweepCommand& cmd, const std::string& command_line)
       .output("--csv", cmd.csv_out)
       .check();
 
-  ReplayInput input = load_for_replay(cmd.path, cmd.format);
+  ResolvedLoad input = load_replay_input(cmd.path, cmd.format);
   const ResolvedTrace& resolved = input.resolved;
   const TraceSummary& summary = input.summary;
 
@@ -75,19 +51,14 @@ void run_sweep_command(const SweepCommand& cmd, const std::string& command_line)
     return;
   }
 
-  print_replay_notes(summary);
-  std::printf("%s in all", counted(run.points.size(), "point").c_str());
-  if (run.shard.count > 1)
-    std::printf("; shard %zu/%zu replays %zu of them", run.shard.index, run.shard.count,
-                run.point_indices.size());
-  std::printf("\n");
-  print_sweep_table(run);
+  print(replay_notes_text(summary));
+  print(sweep_table_text(run));
   input.resolved = ResolvedTrace{};  // the report needs only the results: give the trace back
 
   ReportContext context;
   context.command_line = command_line;
   if (!cmd.json_out.empty()) {
-    write_json_output(cmd.json_out, make_sweep_report(summary, run, context));
+    write_json_file(cmd.json_out, make_sweep_report(summary, run, context));
   }
   if (!cmd.csv_out.empty()) {
     write_output(cmd.csv_out, [&](std::ostream& out) { write_sweep_csv(out, run); });

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cli_common.hpp"
+#include "commands.hpp"
 
 namespace {
 

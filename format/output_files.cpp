@@ -5,9 +5,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
+#include <stdexcept>
 #include <system_error>
 
 #include "alloclab/format/error.hpp"
@@ -158,6 +163,83 @@ void OutputPlan::check() const {
                                    : ": already exists; pass --force to replace it"));
   }
   for (const std::string& directory : directories_) check_directory("", directory);
+}
+
+namespace {
+
+// The temporary file being written, for the signal handler (a fixed buffer: no allocation there).
+char g_temporary[4096];
+constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+// C linkage, as a signal handler has; static, so that it is this file's alone.
+extern "C" {
+static void remove_temporary_and_die(int sig) {
+  ::unlink(g_temporary);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+}
+
+// While alive, the signals that end a process by default remove the temporary file first.
+class TemporaryFileGuard {
+ public:
+  explicit TemporaryFileGuard(const std::string& temporary) {
+    if (temporary.size() >= sizeof g_temporary)
+      throw std::runtime_error("output path too long: " + temporary);
+    std::memcpy(g_temporary, temporary.c_str(), temporary.size() + 1);
+    struct sigaction action = {};
+    action.sa_handler = remove_temporary_and_die;
+    sigemptyset(&action.sa_mask);
+    for (std::size_t i = 0; i < std::size(kCleanupSignals); ++i)
+      ::sigaction(kCleanupSignals[i], &action, &previous_[i]);
+  }
+  ~TemporaryFileGuard() {
+    for (std::size_t i = 0; i < std::size(kCleanupSignals); ++i)
+      ::sigaction(kCleanupSignals[i], &previous_[i], nullptr);
+    ::unlink(g_temporary);  // gone already after a successful rename
+  }
+  TemporaryFileGuard(const TemporaryFileGuard&) = delete;
+  TemporaryFileGuard& operator=(const TemporaryFileGuard&) = delete;
+
+ private:
+  struct sigaction previous_[std::size(kCleanupSignals)] = {};
+};
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+}  // namespace
+
+void write_atomically(const std::string& path,
+                      const std::function<void(const std::string& temporary)>& write) {
+  const fs::path target(path);
+  const std::string temporary = (target.parent_path() / (".alloclab-" + std::to_string(::getpid()) +
+                                                         "-" + target.filename().string()))
+                                    .string();
+  TemporaryFileGuard guard(temporary);
+  try {
+    write(temporary);
+  } catch (const std::runtime_error& e) {
+    // Writers name the file they were given, the hidden temporary; the user knows `path`.
+    throw std::runtime_error(replace_all(replace_all(e.what(), temporary, path),
+                                         fs::path(temporary).filename().string(), path));
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+}
+
+void write_output(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  write_atomically(path, [&](const std::string& temporary) {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+    write(out);
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  });
 }
 
 }  // namespace alloclab

@@ -3,6 +3,8 @@
 #include <unordered_map>
 
 #include "alloclab/format/stacks.hpp"
+#include "alloclab/format/text_table.hpp"
+#include "alloclab/format/units.hpp"
 
 namespace alloclab {
 
@@ -51,6 +53,53 @@ std::string describe_frame(const StackFrame& frame) {
   }
   if (!module.empty()) text += " (" + module + ")";
   return text;
+}
+
+namespace {
+
+std::string sites_text(const Trace& trace, const char* title, const std::vector<StackSite>& sites) {
+  std::string text = "\n" + std::string(title) + "\n";
+  for (const StackSite& site : sites) {
+    text += string_printf("  %s, %s\n", counted(site.count, "allocation").c_str(),
+                          human_bytes(site.bytes).c_str());
+    for (std::uint32_t f : trace.stacks()[site.stack - 1])
+      text += string_printf("      %s\n", describe_frame(trace.frames()[f]).c_str());
+  }
+  return text;
+}
+
+nlohmann::json sites_json(const Trace& trace, const std::vector<StackSite>& sites) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const StackSite& site : sites) {
+    nlohmann::json frames = nlohmann::json::array();
+    for (std::uint32_t f : trace.stacks()[site.stack - 1]) {
+      const StackFrame& frame = trace.frames()[f];
+      frames.push_back(
+          {{"address", frame.address}, {"function", frame.function}, {"module", frame.module}});
+    }
+    list.push_back(
+        {{"stack", site.stack}, {"count", site.count}, {"bytes", site.bytes}, {"frames", frames}});
+  }
+  return list;
+}
+
+}  // namespace
+
+std::string stack_sites_text(const Trace& trace, const StackSites& sites) {
+  if (!trace.has_stacks())
+    return "\nno call stacks in this trace (record with `alloclab record --stacks N`)\n";
+  return string_printf("\ncall stacks  %s with a stack, %s\n",
+                       counted(sites.allocations_with_stack, "allocation").c_str(),
+                       counted(sites.distinct_stacks, "distinct stack").c_str()) +
+         sites_text(trace, "top allocation stacks by count", sites.by_count) +
+         sites_text(trace, "top allocation stacks by bytes", sites.by_bytes);
+}
+
+nlohmann::json stack_sites_json(const Trace& trace, const StackSites& sites) {
+  return {{"allocations_with_stack", sites.allocations_with_stack},
+          {"distinct_stacks", sites.distinct_stacks},
+          {"top_stacks_by_count", sites_json(trace, sites.by_count)},
+          {"top_stacks_by_bytes", sites_json(trace, sites.by_bytes)}};
 }
 
 }  // namespace alloclab

@@ -1,6 +1,7 @@
 #include "alloclab/format/text_table.hpp"
 
 #include <algorithm>
+#include <cstdarg>
 #include <cstdio>
 #include <stdexcept>
 
@@ -70,6 +71,19 @@ std::string TextTable::str() const {
 void TextTable::print() const {
   const std::string text = str();
   std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+std::string string_printf(const char* format, ...) {
+  std::va_list args;
+  va_start(args, format);
+  std::va_list again;
+  va_copy(again, args);
+  const int size = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  std::string text(size > 0 ? static_cast<std::size_t>(size) : 0, '\0');
+  if (size > 0) std::vsnprintf(text.data(), text.size() + 1, format, again);
+  va_end(again);
+  return text;
 }
 
 }  // namespace alloclab

@@ -3,13 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
-#include <optional>
 
-#include "alloclab/format/alt/alt.hpp"
 #include "alloclab/format/error.hpp"
-#include "alloclab/format/formats.hpp"
+#include "alloclab/format/load.hpp"
 #include "alloclab/format/summary.hpp"
-#include "alloclab/replay/parallel.hpp"
 #include "alloclab/replay/report.hpp"
 #include "alloclab/replay/sim_replay.hpp"
 
@@ -65,21 +62,14 @@ LodPyramid live_bytes_pyramid(const ResolvedTrace& trace, std::uint64_t first_ti
 }
 
 std::shared_ptr<TraceDoc> load_trace_doc(const std::string& path) {
-  Trace trace;
-  std::optional<std::uint64_t> file_bytes;
-  if (looks_like_alt(path)) {
-    AltLoadStats stats;
-    trace = read_alt(path, &stats);
-    file_bytes = stats.file_bytes;
-  } else {
-    trace = read_trace(path);
-  }
+  LoadedTrace loaded = load_trace(path);  // the format detected as the CLI detects it
+  Trace& trace = loaded.trace;
   auto doc = std::make_shared<TraceDoc>();
   doc->path = path;
   doc->resolved = resolve(trace);
   TraceSummary summary = summarize(trace, doc->resolved);
   summary.source = path;
-  summary.file_bytes = file_bytes;
+  summary.file_bytes = loaded.file_bytes;
   doc->first_time_ns = summary.first_time_ns;
   doc->warnings = trace.warnings;
   doc->summary = to_json(summary);
@@ -192,11 +182,8 @@ void Model::replay(std::shared_ptr<const TraceDoc> trace, std::vector<std::strin
     options.max_series_points = 8192;  // finer than the CLI's 2,000: the chart zooms in
     options.progress = &context.done;
     options.cancel = &context.cancel;
-    std::vector<StrategyResult> results(specs.size());
-    parallel_for(specs.size(), 0, [&](std::size_t i) {
-      results[i] = replay_sim(trace->resolved, specs[i], options).result;
-    });
-    if (context.cancel) {
+    ReplaySetOutcome outcome = replay_specs(trace->resolved, specs, options, 0);
+    if (outcome.interrupted) {
       const std::string name = base_name(trace->path);
       return [name](Model& model) {
         model.messages.push_back("replay of " + name + " cancelled: no report");
@@ -204,7 +191,7 @@ void Model::replay(std::shared_ptr<const TraceDoc> trace, std::vector<std::strin
     }
     ReportContext report_context;
     report_context.command_line = "alloclab gui (replay of " + trace->path + ")";
-    nlohmann::json json = make_report(TraceSummary{}, results, report_context);
+    nlohmann::json json = make_report(TraceSummary{}, outcome.results, report_context);
     json["trace"] = trace->summary;  // the summary as `alloclab info --json` shows it
     std::shared_ptr<ReportDoc> doc =
         report_from_json(std::move(json), base_name(trace->path) + " (replayed here)");

@@ -2,6 +2,7 @@
 // one stray file from another sweep or another trace among many shard files.
 #include "alloclab/replay/merge.hpp"
 
+#include <fstream>
 #include <map>
 
 #include "alloclab/format/error.hpp"
@@ -199,6 +200,17 @@ json merge_reports(const std::vector<MergeInput>& inputs, const MergeOptions& op
   merged["merged_from"] = std::move(sources);
   if (!options.command_line.empty()) merged["command_line"] = options.command_line;
   return merged;
+}
+
+nlohmann::json read_report_file(const std::string& path) {
+  refuse_directory(path);
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
+    throw InputError(path + ": not JSON (" + e.what() + ")");
+  }
 }
 
 }  // namespace alloclab

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "alloclab/format/error.hpp"
+#include "alloclab/format/output_files.hpp"
 
 namespace alloclab {
 namespace {
@@ -51,6 +52,14 @@ void write_json(std::ostream& out, const nlohmann::json& j, int indent) {
   nlohmann::detail::serializer<nlohmann::json> writer(
       nlohmann::detail::output_adapter<char>(out), ' ', nlohmann::json::error_handler_t::replace);
   writer.dump(j, indent >= 0, false, static_cast<unsigned int>(std::max(indent, 0)));
+}
+
+void write_json_file(const std::string& path, const nlohmann::json& j) {
+  // Streamed, not dump()ed: a report of a 100M-event trace would be a gigabyte-sized string.
+  write_output(path, [&](std::ostream& out) {
+    write_json(out, j, 1);
+    out << '\n';
+  });
 }
 
 nlohmann::json metrics_json(const Metrics& m) {
@@ -330,6 +339,14 @@ void write_pretty(std::ostream& out, const nlohmann::json& j, std::size_t indent
 nlohmann::json make_report(const TraceSummary& trace, const std::vector<StrategyResult>& results,
                            const ReportContext& context) {
   return report_json(trace, results, context, true);
+}
+
+void write_report_file(const std::string& path, const TraceSummary& trace,
+                       const std::vector<StrategyResult>& results, const ReportContext& context) {
+  write_output(path, [&](std::ostream& out) {
+    write_report(out, trace, results, context);
+    out << '\n';
+  });
 }
 
 void write_report(std::ostream& out, const TraceSummary& trace,

@@ -1,10 +1,13 @@
 #include "alloclab/replay/report_table.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
+#include "alloclab/format/resolve.hpp"
 #include "alloclab/format/text_table.hpp"
 #include "alloclab/format/units.hpp"
+#include "alloclab/replay/report.hpp"
 
 namespace alloclab {
 
@@ -22,9 +25,24 @@ std::string ratio_cell(double ratio) {
   return text;
 }
 
+std::string failed_note(const Metrics& m) {
+  return "^ " + counted(m.failed_requests, "request") + " failed (upstream out of memory)";
+}
+
+// What the recommendation saves at peak, said plainly when it saves nothing or costs more (a
+// limit can reserve more than the unbounded cache: it frees blocks the trace then asks again).
+std::string saved_cell(const Advice& a) {
+  if (a.saved_bytes == 0) return "nothing";
+  if (a.saved_bytes < 0)
+    return "none (" + human_bytes(static_cast<std::uint64_t>(-a.saved_bytes)) + " more)";
+  const double percent = 100.0 * a.saved_fraction;
+  const std::string share = percent < 0.5 ? "<1%" : string_printf("%.0f%%", percent);
+  return human_bytes(static_cast<std::uint64_t>(a.saved_bytes)) + " (" + share + ")";
+}
+
 }  // namespace
 
-void print_results_table(const std::vector<StrategyResult>& results) {
+std::string results_table_text(const std::vector<StrategyResult>& results) {
   bool timed = false, modelled = false;
   for (const StrategyResult& r : results) {
     timed = timed || !r.latency.empty();
@@ -73,11 +91,114 @@ void print_results_table(const std::vector<StrategyResult>& results) {
     }
     if (modelled) row.push_back(r.modelled ? human_duration(r.modelled->total()) : "");
     table.add_row(std::move(row));
-    if (m.failed_requests)
-      table.add_note(
-          "^ " + counted(m.failed_requests, "request") + " failed (upstream out of memory)", 1);
+    if (m.failed_requests) table.add_note(failed_note(m), 1);
   }
-  table.print();
+  return table.str();
+}
+
+std::string replay_notes_text(const TraceSummary& summary) {
+  std::string text;
+  if (summary.implicit_run) text += "(no run markers in the trace: it is replayed as one run)\n";
+  const Anomalies& a = summary.anomalies;
+  if (a.total() == 0) return text;
+  std::string kinds;
+  const std::pair<AnomalyKind, std::uint64_t> counts[] = {
+      {AnomalyKind::free_unknown, a.free_unknown},
+      {AnomalyKind::double_free, a.double_free},
+      {AnomalyKind::alloc_over_live, a.alloc_over_live},
+      {AnomalyKind::nested_run_begin, a.nested_run_begin},
+      {AnomalyKind::run_end_outside_run, a.run_end_outside_run}};
+  for (const auto& [kind, count] : counts)
+    if (count > 0)
+      kinds += (kinds.empty() ? "" : ", ") + std::string(to_string(kind)) + " " + grouped(count);
+  return text + string_printf(
+                    "(the trace has %s anomal%s (%s), repaired to be replayed: these numbers "
+                    "rest on the repaired trace; `alloclab info %s` says where they are)\n",
+                    grouped(a.total()).c_str(), a.total() == 1 ? "y" : "ies", kinds.c_str(),
+                    summary.source.c_str());
+}
+
+std::string sweep_table_text(const SweepRun& run) {
+  std::string text = counted(run.points.size(), "point") + " in all";
+  if (run.shard.count > 1)
+    text += string_printf("; shard %zu/%zu replays %zu of them", run.shard.index, run.shard.count,
+                          run.point_indices.size());
+  text += "\n";
+  using Align = TextTable::Align;
+  TextTable table({{"point"},
+                   {"strategy", Align::left},
+                   {"hit rate"},
+                   {"peak reserved"},
+                   {"up allocs"},
+                   {"evictions"}});
+  for (std::size_t k = 0; k < run.results.size(); ++k) {
+    const Metrics& m = run.results[k].metrics;
+    table.add_row({std::to_string(run.point_indices[k]), run.results[k].strategy,
+                   percent_cell(m.hit_rate()), human_bytes(m.peak_reserved_bytes),
+                   grouped(m.upstream_allocs), grouped(m.evictions)});
+    if (m.failed_requests) table.add_note(failed_note(m), 2);
+  }
+  return text + table.str();
+}
+
+std::string advice_text(const std::vector<Advice>& advice, double target) {
+  std::string text =
+      string_printf("target: keep %.4g%% of the unbounded cache's hit rate\n\n", 100.0 * target);
+  using Align = TextTable::Align;
+  TextTable table({{"family", Align::left},
+                   {"baseline", Align::left},
+                   {"hit rate"},
+                   {"peak res."},
+                   {"recommended", Align::left},
+                   {"hit rate"},
+                   {"peak res."},
+                   {"saved"},
+                   {"replays"}});
+  for (const Advice& a : advice) {
+    const Metrics& b = a.baseline.metrics;
+    std::vector<std::string> row = {a.family.name, a.family.baseline, percent_cell(b.hit_rate()),
+                                    human_bytes(b.peak_reserved_bytes)};
+    if (!a.max_bytes) {
+      row.insert(row.end(), {"(no limit helps)", "-", "-", "-"});
+    } else {
+      const Metrics& r = a.recommended_result.metrics;
+      row.insert(row.end(), {a.recommended, percent_cell(r.hit_rate()),
+                             human_bytes(r.peak_reserved_bytes), saved_cell(a)});
+    }
+    row.push_back(std::to_string(a.replays));
+    table.add_row(std::move(row));
+  }
+  std::string paragraph;
+  for (const Advice& a : advice) paragraph += (paragraph.empty() ? "" : " ") + advice_sentence(a);
+  return text + table.str() + "\n" + paragraph + "\n";
+}
+
+std::string calibration_text(const Calibration& c) {
+  std::string text = string_printf("%s%s: latency by size (median and p99 of each call)\n",
+                                   c.upstream.c_str(), c.touch ? ", every page touched" : "");
+  TextTable table({{"size"}, {"pairs"}, {"alloc p50"}, {"alloc p99"}, {"free p50"}, {"free p99"}});
+  for (const CalibrationPoint& p : c.points) {
+    if (p.failed) {
+      table.add_row({human_bytes(p.size), "failed"});
+      continue;
+    }
+    table.add_row({human_bytes(p.size), grouped(p.allocate.count),
+                   human_duration(p.allocate.p50_ns), human_duration(p.allocate.p99_ns),
+                   human_duration(p.deallocate.p50_ns), human_duration(p.deallocate.p99_ns)});
+  }
+  return text + table.str() +
+         string_printf("cached allocate+free of `exact` (hit_ns): %.1f ns\n", c.hit_ns);
+}
+
+std::string merged_report_text(const nlohmann::json& merged, const std::string& source) {
+  std::vector<StrategyResult> results;
+  for (const nlohmann::json& r : merged["results"]) results.push_back(result_from_json(r, source));
+  std::string text = results_table_text(results);
+  if (merged.value("partial", false))
+    text += string_printf("(partial: %s)\n", merged.contains("sweep")
+                                                 ? "some sweep points have no result"
+                                                 : "an input report was cut short");
+  return text;
 }
 
 }  // namespace alloclab

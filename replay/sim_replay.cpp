@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "alloclab/replay/cost_model.hpp"
+#include "alloclab/replay/parallel.hpp"
 #include "alloclab/replay/timing.hpp"
 #include "alloclab/strategies/registry.hpp"
 #include "alloclab/strategies/upstream/counting.hpp"
@@ -406,6 +407,19 @@ ReplayOutcome replay_sim(const ResolvedTrace& trace, std::string_view spec,
   sim.upstream = "sim";
   sim.touch = false;
   return replay_trace(trace, spec, sim);
+}
+
+ReplaySetOutcome replay_specs(const ResolvedTrace& trace, const std::vector<std::string>& specs,
+                              const ReplayOptions& options, std::size_t threads) {
+  ReplaySetOutcome out;
+  out.results.resize(specs.size());
+  parallel_for(specs.size(), threads, [&](std::size_t i) {
+    out.results[i] = replay_trace(trace, specs[i], options).result;
+  });
+  // A replay looks at cancel only now and then, and one that had not started returns at once:
+  // whether the set is whole is the flag's state once all have returned.
+  out.interrupted = options.cancel && options.cancel->load();
+  return out;
 }
 
 }  // namespace alloclab

@@ -21,11 +21,15 @@
 
 namespace alloclab::launch {
 
-std::filesystem::path library_dir() {
+std::filesystem::path binary_dir() {
   std::error_code error;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
   if (error) throw std::runtime_error("cannot find the alloclab binary: " + error.message());
-  return self.parent_path().parent_path() / "lib";
+  return self.parent_path();
+}
+
+std::filesystem::path library_dir() {
+  return binary_dir().parent_path() / "lib";
 }
 namespace {
 

@@ -3,6 +3,8 @@
 // replaces an input or another output of the same command, never replaces an existing file
 // without --force, and its directory is known to accept a new file (so a long replay does not
 // run first and then fail to write its report).
+#include <functional>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -38,5 +40,16 @@ class OutputPlan {
   std::vector<Output> outputs_;
   std::vector<std::string> directories_;
 };
+
+// Writes an output file whole or not at all: `write` fills a temporary file beside `path` (a
+// hidden name that ends like `path`, so `.gz` and the format still follow from it), renamed over
+// `path` once complete. A failed write, an exception or a SIGINT/SIGTERM/SIGHUP meanwhile
+// removes the temporary file: no half-written output and no litter, ever. Errors name `path`,
+// never the temporary file. Whether `path` may be written at all is OutputPlan's question,
+// asked before the work starts.
+void write_atomically(const std::string& path,
+                      const std::function<void(const std::string& temporary)>& write);
+// write_atomically through a binary std::ostream; a stream that fails says "cannot write PATH".
+void write_output(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 }  // namespace alloclab

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "alloclab/format/trace.hpp"
 
 namespace alloclab {
@@ -27,5 +29,15 @@ StackSites top_stack_sites(const Trace& trace, std::size_t n);
 
 // "function (module file name)", or the address in hex when the recorder could not name it.
 std::string describe_frame(const StackFrame& frame);
+
+// `alloclab info --stacks`: how many allocations had a stack, then the top sites by count and by
+// bytes, each with its frames; or, for a trace recorded without stacks, a line saying how to
+// record them. Each line ends in '\n'.
+std::string stack_sites_text(const Trace& trace, const StackSites& sites);
+
+// `alloclab info --json --stacks`'s keys: allocations_with_stack, distinct_stacks and
+// top_stacks_by_count, top_stacks_by_bytes (each site: stack, count, bytes and its frames'
+// address, function, module).
+nlohmann::json stack_sites_json(const Trace& trace, const StackSites& sites);
 
 }  // namespace alloclab

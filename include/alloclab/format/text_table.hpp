@@ -41,4 +41,8 @@ class TextTable {
   std::vector<Line> lines_;
 };
 
+// printf into a string, for the texts printed beside tables: they keep printf's formats
+// ("%.2f", "%-14s", "%.4g") byte for byte.
+[[gnu::format(printf, 1, 2)]] std::string string_printf(const char* format, ...);
+
 }  // namespace alloclab

@@ -8,6 +8,9 @@
 
 namespace alloclab::launch {
 
+// The folder of the running program (build/bin, or bin/ of an installed tree), where the
+// programs installed beside alloclab are (alloclab-gui).
+std::filesystem::path binary_dir();
 // Where the recorders are: lib/ beside the bin/ folder of the running program (the build tree
 // and an installed tree alike).
 std::filesystem::path library_dir();

@@ -1,8 +1,8 @@
 #pragma once
 // Joining reports: the shard reports of one sweep (`alloclab sweep --shard i/n`) into the report
 // the whole sweep would have written, or plain replay reports into one. A pure function over
-// parsed JSON; `alloclab merge` reads and writes the files. docs/report-schema.md ("Sweep and
-// advise reports") documents the merged report.
+// parsed JSON (read_report_file parses a file). docs/report-schema.md ("Sweep and advise
+// reports") documents the merged report.
 #include <string>
 #include <vector>
 
@@ -33,6 +33,10 @@ struct MergeOptions {
 // Throws InputError naming the offending file and what is wrong.
 nlohmann::json merge_reports(const std::vector<MergeInput>& inputs,
                              const MergeOptions& options = {});
+
+// A report file, parsed (what merge_reports takes). Throws InputError "PATH: is a directory",
+// "PATH: cannot open" or "PATH: not JSON (why)".
+nlohmann::json read_report_file(const std::string& path);
 
 // "0, 3-5, 9" for {0, 3, 4, 5, 9}: at most `limit` runs are listed, then "and N more".
 std::string describe_indices(const std::vector<std::size_t>& indices, std::size_t limit = 20);

@@ -30,6 +30,9 @@ std::string json_text(const nlohmann::json& j, int indent = -1);
 // The same, written to `out` as it is made: a report of a 100M-event trace never exists as one
 // gigabyte-sized string.
 void write_json(std::ostream& out, const nlohmann::json& j, int indent = -1);
+// write_json(out, j, 1) and a newline, into the file `path`, whole or not at all
+// (write_output of format/output_files.hpp).
+void write_json_file(const std::string& path, const nlohmann::json& j);
 
 nlohmann::json metrics_json(const Metrics& metrics);
 // `with_runs` false leaves "runs" an empty array (run_json makes each entry).
@@ -43,6 +46,9 @@ nlohmann::json make_report(const TraceSummary& trace, const std::vector<Strategy
 // memory than the replay did.
 void write_report(std::ostream& out, const TraceSummary& trace,
                   const std::vector<StrategyResult>& results, const ReportContext& context);
+// write_report and a newline, into the file `path`, whole or not at all (write_output).
+void write_report_file(const std::string& path, const TraceSummary& trace,
+                       const std::vector<StrategyResult>& results, const ReportContext& context);
 
 // Reads back what result_json wrote (for merging shard reports and for the GUI). Throws
 // InputError naming `source` and the key that is missing or wrong.

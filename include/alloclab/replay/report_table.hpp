@@ -1,11 +1,44 @@
 #pragma once
-// The comparison table `replay` prints, shared with `merge` and `advise`.
+// What the replay commands print on a terminal, from their results alone: the comparison table
+// (replay, merge), the notes on what the numbers rest on, the sweep, advice and calibration
+// tables. Each text is whole lines ending in '\n'; a front end prints it or shows it.
+#include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "alloclab/format/summary.hpp"
+#include "alloclab/replay/advise.hpp"
+#include "alloclab/replay/calibrate.hpp"
 #include "alloclab/replay/metrics.hpp"
+#include "alloclab/replay/sweep.hpp"
 
 namespace alloclab {
 
-void print_results_table(const std::vector<StrategyResult>& results);
+// One row per strategy: counters, hit rate, peak and final bytes; latency columns when a real
+// replay timed the calls, a modelled-time column with a cost model; a note under a strategy
+// whose requests failed.
+std::string results_table_text(const std::vector<StrategyResult>& results);
+
+// What a replay's numbers rest on, printed before its table (replay, sweep, advise): a trace
+// without run markers is one run; a trace with anomalies was repaired to be replayed (a free of
+// an unknown address skipped, a missed free supplied), with a pointer to `alloclab info`.
+// Empty when there is nothing to say.
+std::string replay_notes_text(const TraceSummary& summary);
+
+// `alloclab sweep`: how many points (and which shard), then one row per point replayed.
+std::string sweep_table_text(const SweepRun& run);
+
+// `alloclab advise`: the target, one row per family (baseline, recommendation, what it saves),
+// then advice_sentence of each family as one paragraph.
+std::string advice_text(const std::vector<Advice>& advice, double target);
+
+// `alloclab calibrate`: latency by size (median and p99 of allocate and free) and the cost of a
+// cached allocate+free.
+std::string calibration_text(const Calibration& calibration);
+
+// `alloclab merge`: the merged report's results as the comparison table, and a line saying why
+// a partial report is partial. Throws InputError naming `source` for a result it cannot read.
+std::string merged_report_text(const nlohmann::json& merged, const std::string& source);
 
 }  // namespace alloclab

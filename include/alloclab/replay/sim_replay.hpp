@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "alloclab/format/resolve.hpp"
 #include "alloclab/replay/metrics.hpp"
@@ -57,5 +58,16 @@ ReplayOutcome replay_trace(const ResolvedTrace& trace, std::string_view spec,
 // replay_trace on the simulated upstream, whatever options.upstream says.
 ReplayOutcome replay_sim(const ResolvedTrace& trace, std::string_view spec,
                          const ReplayOptions& options = {});
+
+// Each spec replayed with replay_trace on the same trace and options, on up to `threads` threads
+// (0: all cores): results[i] is specs[i]'s. `interrupted` when options.cancel was set by the time
+// every replay had returned: some results are then cut short or empty, and no report should be
+// made of them. Exceptions as replay_trace's, the first one rethrown once every thread stopped.
+struct ReplaySetOutcome {
+  std::vector<StrategyResult> results;
+  bool interrupted = false;
+};
+ReplaySetOutcome replay_specs(const ResolvedTrace& trace, const std::vector<std::string>& specs,
+                              const ReplayOptions& options, std::size_t threads);
 
 }  // namespace alloclab

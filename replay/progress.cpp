@@ -1,23 +1,37 @@
-#include "progress.hpp"
+#include "alloclab/replay/progress.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 
 #include <unistd.h>
 
-namespace alloclab::cli {
+namespace alloclab {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
 struct sigaction g_previous = {};
 
-extern "C" void on_interrupt(int) {
+// C linkage, as a signal handler has; static, so that it is this file's alone.
+extern "C" {
+static void on_interrupt(int) {
   g_interrupted.store(true);
   ::sigaction(SIGINT, &g_previous, nullptr);  // a second Ctrl-C behaves as usual
 }
+}
 
 }  // namespace
+
+std::string progress_line(const std::string& label, std::uint64_t done, std::uint64_t total) {
+  done = std::min(done, total);
+  const int width = 40;
+  const int filled = static_cast<int>(width * done / total);
+  char percent[8];
+  std::snprintf(percent, sizeof percent, "%3d%%", static_cast<int>(100 * done / total));
+  return label + " [" + std::string(static_cast<std::size_t>(filled), '#') +
+         std::string(static_cast<std::size_t>(width - filled), ' ') + "] " + percent;
+}
 
 ProgressBar::ProgressBar(std::string label, std::uint64_t total)
     : label_(std::move(label)), total_(total) {
@@ -42,13 +56,7 @@ ProgressBar::~ProgressBar() {
 }
 
 void ProgressBar::draw() const {
-  const std::uint64_t done = std::min(done_.load(), total_);
-  const int width = 40;
-  const int filled = static_cast<int>(width * done / total_);
-  std::fprintf(stderr, "\r%s [%s%s] %3d%%", label_.c_str(),
-               std::string(static_cast<std::size_t>(filled), '#').c_str(),
-               std::string(static_cast<std::size_t>(width - filled), ' ').c_str(),
-               static_cast<int>(100 * done / total_));
+  std::fprintf(stderr, "\r%s", progress_line(label_, done_.load(), total_).c_str());
   std::fflush(stderr);
 }
 
@@ -68,4 +76,4 @@ const std::atomic<bool>& InterruptGuard::flag() const {
   return g_interrupted;
 }
 
-}  // namespace alloclab::cli
+}  // namespace alloclab

@@ -1,14 +1,20 @@
 #pragma once
-// A progress bar on stderr for long work, and Ctrl-C handling that lets work stop cleanly.
+// A long replay on a terminal: a progress bar fed by ReplayOptions::progress (or
+// AdviseOptions::progress), and Ctrl-C turned into ReplayOptions::cancel so that the work stops
+// cleanly and says so instead of dying half-way.
 #include <atomic>
 #include <cstdint>
 #include <string>
 #include <thread>
 
-namespace alloclab::cli {
+namespace alloclab {
 
-// Shows "label [#####     ] 52%" on stderr, redrawn a few times a second, only when stderr is a
-// terminal and only once the work has taken more than a second. Erased when stopped.
+// "label [#####     ]  52%": a 40-character bar of `done` out of `total` (done is capped at
+// total; total must not be 0).
+std::string progress_line(const std::string& label, std::uint64_t done, std::uint64_t total);
+
+// Shows progress_line on stderr, redrawn a few times a second, only when stderr is a terminal
+// and only once the work has taken more than a second. Erased when stopped.
 class ProgressBar {
  public:
   ProgressBar(std::string label, std::uint64_t total);
@@ -28,7 +34,7 @@ class ProgressBar {
 };
 
 // While alive, SIGINT sets the returned flag instead of killing the process; a second SIGINT
-// kills it as usual.
+// kills it as usual. One at a time: the flag is the process's.
 class InterruptGuard {
  public:
   InterruptGuard();
@@ -39,4 +45,4 @@ class InterruptGuard {
   bool interrupted() const { return flag().load(); }
 };
 
-}  // namespace alloclab::cli
+}  // namespace alloclab

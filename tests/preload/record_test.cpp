@@ -637,8 +637,16 @@ TEST(Record, a_killed_writer_process_stops_tracing_but_not_the_program) {
   }
   EXPECT_NE(writer, 0) << "no writer process";
   if (writer != 0) {
-    // Killed once it has written some of the trace.
-    for (int waited = 0; waited < 20000 && read_alt(trace).size() == 0; waited += 10)
+    // Killed once it has written some of the trace. The file is read while the writer is still
+    // writing it: a half-written header or chunk counts as nothing written yet.
+    const auto events_written = [&trace]() -> std::size_t {
+      try {
+        return read_alt(trace).size();
+      } catch (const std::exception&) {
+        return 0;
+      }
+    };
+    for (int waited = 0; waited < 20000 && events_written() == 0; waited += 10)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     ::kill(writer, SIGKILL);
   }

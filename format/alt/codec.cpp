@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "../address_map.hpp"
+#include "alloclab/format/event_attrs.hpp"
 #include "varint.hpp"
 
 namespace alloclab::detail {
@@ -16,7 +17,7 @@ bool is_memory_op(Op op) {
 }
 
 bool is_alloc(std::uint16_t attrs) {
-  return static_cast<Op>(attrs & 0x7u) == Op::alloc;
+  return event_attrs::op(attrs) == Op::alloc;
 }
 
 void put_text(std::vector<std::uint8_t>& out, std::string_view text) {
@@ -268,7 +269,8 @@ void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackC
   put_varint(out, shift);
 
   {
-    // attrs (< 2^14: two bytes at most) and chunk-local origins (< 2^16: three at most).
+    // attrs (two bytes at most) and chunk-local origins (< 2^16: three at most).
+    static_assert(event_attrs::bits <= 14);
     ColumnWriter column(out, n * (2 + 3));
     for (std::size_t i = begin; i < end; ++i) column.put(trace.raw_attrs(i));
     for (std::size_t i = begin; i < end; ++i) column.put(global_to_local[trace.origin_index(i)]);
@@ -389,7 +391,7 @@ bool decode_addresses_v1(VarintReader& in, std::uint32_t events, const Trace::Ne
   alloc_addresses.clear();
   std::uint64_t previous_address = 0;
   for (std::uint32_t k = 0; k < events; ++k) {
-    const Op op = static_cast<Op>(col.attrs[k] & 0x7u);
+    const Op op = event_attrs::op(col.attrs[k]);
     if (!is_memory_op(op)) {
       col.address[k] = in.next();
       continue;
@@ -447,7 +449,7 @@ bool decode_addresses(VarintReader& in, std::uint32_t events, std::uint32_t vers
   std::size_t frees = 0;
   std::size_t allocs = 0;
   for (std::uint32_t k = 0; k < events; ++k) {
-    const Op op = static_cast<Op>(col.attrs[k] & 0x7u);
+    const Op op = event_attrs::op(col.attrs[k]);
     frees += op == Op::free;
     allocs += op == Op::alloc;
   }
@@ -490,7 +492,7 @@ bool decode_addresses(VarintReader& in, std::uint32_t events, std::uint32_t vers
   const std::uint64_t* next_after = scratch.after.data();
   std::uint64_t previous_address = scratch.previous_address;
   for (std::uint32_t k = 0; k < events; ++k) {
-    const Op op = static_cast<Op>(col.attrs[k] & 0x7u);
+    const Op op = event_attrs::op(col.attrs[k]);
     if (op == Op::free) {
       if (const std::uint64_t back = *next_ref++) {
         std::size_t ordinal = 0;
@@ -606,12 +608,7 @@ bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint3
 
   for (std::uint32_t k = 0; k < events; ++k) {
     const std::uint64_t v = in.next();
-    const unsigned op = v & 0x7u;
-    const unsigned kind = (v >> 3) & 0x7u;
-    const unsigned align = (v >> 6) & 0x7Fu;
-    if (v >> 14 || op >= static_cast<unsigned>(op_count) ||
-        kind >= static_cast<unsigned>(memory_kind_count) || align > 64)
-      return fail("invalid event attributes " + std::to_string(v));
+    if (!event_attrs::valid(v)) return fail("invalid event attributes " + std::to_string(v));
     col.attrs[k] = static_cast<std::uint16_t>(v);
   }
   for (std::uint32_t k = 0; k < events; ++k) {

@@ -48,14 +48,9 @@ std::uint16_t Trace::intern_origin(const Origin& origin) {
 }
 
 std::uint16_t Trace::pack_attrs(Op op, MemoryKind kind, std::uint64_t alignment, bool segment) {
-  unsigned align_code = 0;
-  if (alignment != 0) {
-    if (!std::has_single_bit(alignment))
-      throw InputError("alignment " + std::to_string(alignment) + " is not a power of two");
-    align_code = static_cast<unsigned>(std::countr_zero(alignment)) + 1;
-  }
-  return static_cast<std::uint16_t>(static_cast<unsigned>(op) | (static_cast<unsigned>(kind) << 3) |
-                                    (align_code << 6) | (segment ? 1u << 13 : 0u));
+  if (alignment != 0 && !std::has_single_bit(alignment))
+    throw InputError("alignment " + std::to_string(alignment) + " is not a power of two");
+  return event_attrs::pack(op, kind, event_attrs::align_code_of(alignment), segment);
 }
 
 void Trace::append_raw(std::uint64_t time_ns, std::uint64_t address, std::uint64_t size,

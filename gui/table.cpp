@@ -9,6 +9,8 @@
 
 #include <imgui.h>
 
+#include "alloclab/format/units.hpp"
+
 #include "ticks.hpp"
 #include "ui_registry.hpp"
 
@@ -18,7 +20,7 @@ Cell text_cell(std::string text) {
   return Cell{std::move(text), {}, 0, false};
 }
 Cell count_cell(unsigned long long value) {
-  return Cell{std::to_string(value), format_count(value), static_cast<double>(value), true};
+  return Cell{std::to_string(value), grouped(value), static_cast<double>(value), true};
 }
 Cell bytes_cell(unsigned long long value) {
   return Cell{std::to_string(value), format_value(static_cast<double>(value), Unit::bytes),

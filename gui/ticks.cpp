@@ -1,60 +1,36 @@
 #include "ticks.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+
+#include "alloclab/format/units.hpp"
 
 namespace alloclab::gui {
 namespace {
 
-// The display scale of a unit at magnitude `v`: bytes in powers of 1024, ns in powers of 1000.
-double unit_scale(double v, Unit unit) {
-  v = std::fabs(v);
-  if (unit == Unit::bytes) {
-    double scale = 1;
-    while (v >= scale * 1024 && scale < 1024.0 * 1024 * 1024 * 1024 * 1024) scale *= 1024;
-    return scale;
-  }
-  if (unit == Unit::ns) {
-    double scale = 1;
-    while (v >= scale * 1000 && scale < 1e9) scale *= 1000;
-    return scale;
-  }
-  return 1;
+// The unit an axis or value of `unit` is shown in at magnitude `v` (units.hpp picks it for
+// bytes and ns; the others have none).
+DisplayUnit display_unit(double v, Unit unit) {
+  if (unit == Unit::bytes) return byte_unit(v);
+  if (unit == Unit::ns) return duration_unit(v);
+  return {"", 1};
 }
 
-const char* unit_suffix(double scale, Unit unit) {
-  if (unit == Unit::bytes) {
-    static const char* names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    int k = 0;
-    for (double s = scale; s >= 1024 && k < 5; s /= 1024) ++k;
-    return names[k];
-  }
-  if (unit == Unit::ns) {
-    if (scale >= 1e9) return "s";
-    if (scale >= 1e6) return "ms";
-    if (scale >= 1e3) return "us";
-    return "ns";
-  }
-  return "";
-}
-
-std::string label_at(double value, double step_scaled, double scale, Unit unit) {
+std::string label_at(double value, double step_scaled, DisplayUnit display, Unit unit) {
   char text[48];
   if (unit == Unit::percent) {
     const int decimals = step_scaled >= 0.01 ? 0 : step_scaled >= 0.001 ? 1 : 2;
     std::snprintf(text, sizeof text, "%.*f%%", decimals, value * 100);
     return text;
   }
-  const double scaled = value / scale;
   int decimals = 0;
   for (double s = step_scaled; s < 1 && decimals < 6; s *= 10) ++decimals;
-  const char* suffix = unit_suffix(scale, unit);
-  if (*suffix)
-    std::snprintf(text, sizeof text, "%.*f %s", decimals, scaled, suffix);
-  else if (decimals == 0 && std::fabs(scaled) >= 1e4)
-    return format_count(static_cast<unsigned long long>(std::llround(std::fabs(scaled))));
-  else
-    std::snprintf(text, sizeof text, "%.*f", decimals, scaled);
+  if (*display.symbol) return in_unit(value, display, decimals);
+  const double scaled = value / display.size;
+  if (decimals == 0 && std::fabs(scaled) >= 1e4)
+    return grouped(static_cast<std::uint64_t>(std::llround(std::fabs(scaled))));
+  std::snprintf(text, sizeof text, "%.*f", decimals, scaled);
   return text;
 }
 
@@ -63,8 +39,8 @@ std::string label_at(double value, double step_scaled, double scale, Unit unit) 
 std::vector<Tick> linear_ticks(double lo, double hi, int max_ticks, Unit unit) {
   std::vector<Tick> ticks;
   if (!(hi > lo) || max_ticks < 1 || !std::isfinite(lo) || !std::isfinite(hi)) return ticks;
-  const double scale =
-      unit == Unit::percent ? 1 : unit_scale(std::max(std::fabs(lo), std::fabs(hi)), unit);
+  const DisplayUnit display = display_unit(std::max(std::fabs(lo), std::fabs(hi)), unit);
+  const double scale = display.size;
   const double span = (hi - lo) / scale;
   const double rough = span / max_ticks;
   const double power = std::pow(10.0, std::floor(std::log10(rough)));
@@ -78,7 +54,7 @@ std::vector<Tick> linear_ticks(double lo, double hi, int max_ticks, Unit unit) {
     const double v = first + i * step;
     if (v > hi / scale + step * 1e-9 || i > 4 * max_ticks) break;
     const double value = std::fabs(v) < step * 1e-9 ? 0 : v * scale;
-    ticks.push_back({value, label_at(value, step, scale, unit)});
+    ticks.push_back({value, label_at(value, step, display, unit)});
   }
   return ticks;
 }
@@ -98,19 +74,9 @@ std::vector<Tick> log_ticks(double lo, double hi, int max_ticks, Unit unit) {
     const long long kk = std::llround(k);
     if ((kk - std::llround(k0)) % every != 0) continue;
     const double value = std::pow(base, k);
-    const double scale = unit_scale(value, unit);
-    ticks.push_back({value, label_at(value, 1, scale, unit)});
+    ticks.push_back({value, label_at(value, 1, display_unit(value, unit), unit)});
   }
   return ticks;
-}
-
-std::string format_count(unsigned long long value) {
-  std::string digits = std::to_string(value), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
 }
 
 std::string format_value(double value, Unit unit) {
@@ -124,25 +90,16 @@ std::string format_value(double value, Unit unit) {
       return text;
     case Unit::count:
       if (value >= 0 && value == std::floor(value) && value < 1.8e19)
-        return format_count(static_cast<unsigned long long>(value));
+        return grouped(static_cast<std::uint64_t>(value));
       std::snprintf(text, sizeof text, "%.4g", value);
       return text;
     case Unit::bytes:
-      if (std::fabs(value) < 1024) {
-        std::snprintf(text, sizeof text, "%.0f B", value);
-        return text;
-      }
-      break;
     case Unit::ns:
-      if (std::fabs(value) < 1000) {
-        std::snprintf(text, sizeof text, "%.0f ns", value);
-        return text;
-      }
       break;
   }
-  const double scale = unit_scale(value, unit);
-  std::snprintf(text, sizeof text, "%.2f %s", value / scale, unit_suffix(scale, unit));
-  return text;
+  // Whole base units below the first step up (512 B, 800 ns), two decimals above it.
+  const DisplayUnit display = display_unit(value, unit);
+  return in_unit(value, display, display.size == 1 ? 0 : 2);
 }
 
 }  // namespace alloclab::gui

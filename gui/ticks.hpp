@@ -19,10 +19,9 @@ std::vector<Tick> linear_ticks(double lo, double hi, int max_ticks, Unit unit);
 // Ticks at powers of ten (powers of two, thinned, for bytes) inside [lo, hi]; lo > 0.
 std::vector<Tick> log_ticks(double lo, double hi, int max_ticks, Unit unit);
 
-// A value for a label or tooltip: "1.50 MiB", "512 B", "12.3 us", "4.00 s", "87.50%" (percent
-// takes a fraction: 0.875), "1,234,567".
+// A value for a label or tooltip: "1.50 MiB", "512 B", "12.30 us", "4.00 s", "87.50%" (percent
+// takes a fraction: 0.875), "1,234,567". Units and separators are those of
+// alloclab/format/units.hpp (grouped() for exact counts).
 std::string format_value(double value, Unit unit);
-// Exact integer with thousands separators.
-std::string format_count(unsigned long long value);
 
 }  // namespace alloclab::gui

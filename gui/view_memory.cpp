@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iterator>
 
+#include "alloclab/format/units.hpp"
 #include "views.hpp"
 
 namespace alloclab::gui {
@@ -12,7 +13,7 @@ namespace {
 std::string at_text(const LodPyramid& p, std::size_t i) {
   if (p.y_min(i) == p.y_max(i))
     return format_value(p.y_min(i), Unit::bytes) + " (" +
-           format_count(static_cast<unsigned long long>(p.y_min(i))) + " B)";
+           grouped(static_cast<std::uint64_t>(p.y_min(i))) + " B)";
   return format_value(p.y_min(i), Unit::bytes) + " .. " + format_value(p.y_max(i), Unit::bytes);
 }
 
@@ -34,7 +35,7 @@ void shade_runs(Chart& chart, const TraceDoc& trace, const XRange& x, double ful
   const float width = chart.plot_max().x - chart.plot_min().x;
   if (static_cast<float>(hi - lo) * 3 > width) {
     const std::string note =
-        format_count(static_cast<unsigned long long>(hi - lo)) + " runs here: zoom in to see them";
+        grouped(static_cast<std::uint64_t>(hi - lo)) + " runs here: zoom in to see them";
     chart.draw_list()->AddText(
         ImVec2(chart.plot_min().x + 6, chart.plot_max().y - ImGui::GetFontSize() - 4),
         IM_COL32(170, 170, 170, 200), note.c_str());
@@ -141,9 +142,8 @@ void draw_memory(const Model& model, ViewState& state) {
         return static_cast<double>(r.begin_time_ns) <= t;
       });
       if (it != runs.begin() && static_cast<double>(std::prev(it)->end_time_ns) >= t)
-        lines.push_back("run " +
-                        format_count(static_cast<unsigned long long>(it - runs.begin() - 1)) +
-                        ": " + std::prev(it)->label);
+        lines.push_back("run " + grouped(static_cast<std::uint64_t>(it - runs.begin() - 1)) + ": " +
+                        std::prev(it)->label);
     }
     Chart::tooltip(lines);
   }

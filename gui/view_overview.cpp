@@ -1,6 +1,7 @@
 // Overview (the strategies table) and Hit rate (bars of hit rate and upstream calls).
 #include <algorithm>
 
+#include "alloclab/format/units.hpp"
 #include "views.hpp"
 
 namespace alloclab::gui {
@@ -76,9 +77,8 @@ void draw_overview(const Model& model, ViewState& state) {
   if (report->json.contains("trace")) {
     const nlohmann::json& t = report->json["trace"];
     ImGui::Text(
-        "trace: %s events, %s allocations, peak live %s",
-        format_count(t.value("events", 0ull)).c_str(),
-        format_count(t.value("allocations", 0ull)).c_str(),
+        "trace: %s events, %s allocations, peak live %s", grouped(t.value("events", 0ull)).c_str(),
+        grouped(t.value("allocations", 0ull)).c_str(),
         format_value(static_cast<double>(t.value("peak_live_bytes", 0ull)), Unit::bytes).c_str());
   }
   state.table = overview_table(*report);
@@ -141,11 +141,10 @@ void draw_hit_rate(const Model& model, ViewState& state) {
     }
     if (hovered >= 0) {
       const StrategyResult& r = report->results[static_cast<std::size_t>(hovered)];
-      Chart::tooltip(
-          {r.strategy, "hit rate " + format_value(r.metrics.hit_rate(), Unit::percent),
-           "hits " + format_count(r.metrics.hits) + " of " + format_count(r.metrics.requests),
-           "upstream allocs " + format_count(r.metrics.upstream_allocs),
-           "upstream frees " + format_count(r.metrics.upstream_frees)});
+      Chart::tooltip({r.strategy, "hit rate " + format_value(r.metrics.hit_rate(), Unit::percent),
+                      "hits " + grouped(r.metrics.hits) + " of " + grouped(r.metrics.requests),
+                      "upstream allocs " + grouped(r.metrics.upstream_allocs),
+                      "upstream frees " + grouped(r.metrics.upstream_frees)});
     }
   };
   bars(

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "alloclab/format/units.hpp"
 #include "alloclab/strategies/params.hpp"
 #include "views.hpp"
 
@@ -44,7 +45,7 @@ void histogram_chart(const char* id, const nlohmann::json& buckets, Unit unit, c
   if (hovered)
     Chart::tooltip({format_value(static_cast<double>(u64(*hovered, "from")), unit) + " .. " +
                         format_value(static_cast<double>(u64(*hovered, "to")), unit),
-                    format_count(u64(*hovered, "count")) + " allocations"});
+                    grouped(u64(*hovered, "count")) + " allocations"});
 }
 
 }  // namespace
@@ -89,12 +90,12 @@ void draw_trace(const Model& model, ViewState& state) {
     return;
   }
   const std::size_t runs = s->contains("runs") ? (*s)["runs"].size() : 0;
-  ImGui::Text("%s: %s events, %s allocations, %s requested, peak live %s, %s %s",
-              s->value("source", std::string("trace")).c_str(),
-              format_count(u64(*s, "events")).c_str(), format_count(u64(*s, "allocations")).c_str(),
+  ImGui::Text("%s: %s events, %s allocations, %s requested, peak live %s, %s",
+              s->value("source", std::string("trace")).c_str(), grouped(u64(*s, "events")).c_str(),
+              grouped(u64(*s, "allocations")).c_str(),
               format_value(static_cast<double>(u64(*s, "bytes_requested")), Unit::bytes).c_str(),
               format_value(static_cast<double>(u64(*s, "peak_live_bytes")), Unit::bytes).c_str(),
-              format_count(runs).c_str(), runs == 1 ? "run" : "runs");
+              counted(runs, "run").c_str());
   const float avail = ImGui::GetContentRegionAvail().y;
   const float h = std::max(150.0f, avail * 0.45f);
   const float w = ImGui::GetContentRegionAvail().x / 2 - 6;

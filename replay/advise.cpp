@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "alloclab/format/units.hpp"
 #include "alloclab/replay/parallel.hpp"
 #include "alloclab/replay/sim_replay.hpp"
 #include "alloclab/replay/sweep.hpp"
@@ -88,7 +89,7 @@ nlohmann::json result_summary_json(const StrategyResult& r) {
 }  // namespace
 
 std::string AdviceFamily::spec(std::uint64_t max_bytes) const {
-  return spec_prefix + "max=" + format_size(max_bytes);
+  return spec_prefix + "max=" + size_spec(max_bytes);
 }
 
 std::vector<AdviceFamily> default_advice_families() {
@@ -214,22 +215,6 @@ AdviseOutcome advise(const ResolvedTrace& trace, const std::vector<AdviceFamily>
         base.hits ? static_cast<double>(rec.hits) / static_cast<double>(base.hits) : 0.0;
   }
   return finish(false);
-}
-
-std::string short_bytes(std::uint64_t bytes) {
-  static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  if (bytes < 1024) return std::to_string(bytes) + " B";
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024 && unit < 6) {
-    value /= 1024;
-    ++unit;
-  }
-  // Three significant digits, without rounding up into a fourth one (1023.9 -> "1024").
-  const int decimals = value >= 99.95 ? 0 : value >= 9.995 ? 1 : 2;
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f %s", decimals, value, units[unit]);
-  return text;
 }
 
 std::string advice_sentence(const Advice& a) {

@@ -112,9 +112,9 @@ std::string replay_notes_text(const TraceSummary& summary) {
     if (count > 0)
       kinds += (kinds.empty() ? "" : ", ") + std::string(to_string(kind)) + " " + grouped(count);
   return text + string_printf(
-                    "(the trace has %s anomal%s (%s), repaired to be replayed: these numbers "
-                    "rest on the repaired trace; `alloclab info %s` says where they are)\n",
-                    grouped(a.total()).c_str(), a.total() == 1 ? "y" : "ies", kinds.c_str(),
+                    "(the trace has %s (%s), repaired to be replayed: these numbers rest on the "
+                    "repaired trace; `alloclab info %s` says where they are)\n",
+                    counted(a.total(), "anomaly", "anomalies").c_str(), kinds.c_str(),
                     summary.source.c_str());
 }
 

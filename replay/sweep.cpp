@@ -10,6 +10,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "alloclab/format/units.hpp"
 #include "alloclab/replay/parallel.hpp"
 #include "alloclab/strategies/params.hpp"
 #include "alloclab/strategies/registry.hpp"
@@ -251,7 +252,7 @@ std::vector<std::string> expand_range(std::string_view body, std::size_t dots,
   }
   std::vector<std::string> out;
   out.reserve(values.size());
-  for (std::uint64_t v : values) out.push_back(with_units ? format_size(v) : std::to_string(v));
+  for (std::uint64_t v : values) out.push_back(with_units ? size_spec(v) : std::to_string(v));
   return out;
 }
 
@@ -309,19 +310,6 @@ Parsed parse_template(std::string_view tmpl) {
 }
 
 }  // namespace
-
-std::string format_size(std::uint64_t bytes) {
-  static constexpr struct {
-    const char* suffix;
-    unsigned shift;
-  } units[] = {{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}};
-  if (bytes == 0) return "0";
-  for (const auto& unit : units) {
-    const std::uint64_t multiple = std::uint64_t{1} << unit.shift;
-    if (bytes % multiple == 0) return std::to_string(bytes / multiple) + unit.suffix;
-  }
-  return std::to_string(bytes);
-}
 
 std::vector<std::string> expand_sweep(std::string_view spec_template) {
   const Parsed parsed = parse_template(spec_template);

@@ -6,17 +6,17 @@
 #include <string_view>
 
 #include "../address_map.hpp"
+#include "alloclab/format/alt/alt.hpp"
+#include "alloclab/format/event_attrs.hpp"
+#include "chunk_columns.hpp"
+#include "legacy_versions.hpp"
 #include "varint.hpp"
 
 namespace alloclab::detail {
 namespace {
 
-bool is_memory_op(Op op) {
-  return op == Op::alloc || op == Op::free;
-}
-
 bool is_alloc(std::uint16_t attrs) {
-  return static_cast<Op>(attrs & 0x7u) == Op::alloc;
+  return event_attrs::op(attrs) == Op::alloc;
 }
 
 void put_text(std::vector<std::uint8_t>& out, std::string_view text) {
@@ -109,11 +109,6 @@ void put_planes(const Value* v, std::size_t count, std::vector<std::uint8_t>& ou
   }
   section_ends.push_back(out.size());
 }
-
-// Reuse codes of allocations whose address is in the `recent` or the `after` stream (1..8: a
-// ring rank, 0: a delta).
-constexpr std::uint64_t reuse_recent = FreedBlocks::depth + 1;
-constexpr std::uint64_t reuse_after = FreedBlocks::depth + 2;
 
 // Five streams, each read in full before the next (docs/alt-format.md): a reference per free,
 // a reuse code per allocation, how many frees ago the blocks of the allocations found among the
@@ -268,7 +263,8 @@ void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackC
   put_varint(out, shift);
 
   {
-    // attrs (< 2^14: two bytes at most) and chunk-local origins (< 2^16: three at most).
+    // attrs (two bytes at most) and chunk-local origins (< 2^16: three at most).
+    static_assert(event_attrs::bits <= 14);
     ColumnWriter column(out, n * (2 + 3));
     for (std::size_t i = begin; i < end; ++i) column.put(trace.raw_attrs(i));
     for (std::size_t i = begin; i < end; ++i) column.put(global_to_local[trace.origin_index(i)]);
@@ -323,14 +319,60 @@ void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackC
   encode_addresses(trace, begin, end, continues_group, out, scratch);
 }
 
-namespace {
+// The steps of chunk_columns.hpp: the parts of a payload older versions store alike.
 
-bool decode_stack_tables(VarintReader& in, std::uint32_t events, ChunkExtras& extras,
-                         std::string& error) {
+bool decode_origins(VarintReader& in, std::uint32_t events, ChunkExtras& extras,
+                    std::string& error) {
+  const std::uint64_t origin_count = in.next();
+  if (origin_count > events || origin_count > Trace::max_origins) {
+    error = "origin table of " + std::to_string(origin_count) + " entries";
+    return false;
+  }
+  extras.origins.resize(origin_count);
+  for (Origin& o : extras.origins) {
+    o.thread = in.next();
+    o.device = static_cast<DeviceId>(unzigzag(in.next()));
+    o.stream = in.next();
+    o.pool = in.next();
+    if (o.device < cpu_device) {
+      error = "invalid device " + std::to_string(o.device);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool decode_labels(VarintReader& in, std::uint32_t events, ChunkExtras& extras,
+                   std::string& error) {
   auto fail = [&](std::string what) {
     error = std::move(what);
     return false;
   };
+  const std::uint64_t label_count = in.next();
+  if (label_count > events) return fail("label table of " + std::to_string(label_count));
+  extras.labels.resize(label_count);
+  std::uint64_t label_at = 0;
+  for (std::uint64_t k = 0; k < label_count; ++k) {
+    const std::uint64_t delta = in.next();
+    label_at += delta;
+    if (label_at >= events || (k > 0 && delta == 0)) return fail("label index out of order");
+    const std::uint64_t length = in.next();
+    const std::uint8_t* text = in.take(length);
+    if (!text) return fail("label runs past the end of the chunk");
+    extras.labels[k] = {label_at, std::string(reinterpret_cast<const char*>(text), length)};
+  }
+  return true;
+}
+
+bool decode_stack_tables_and_time_shift(VarintReader& in, std::uint32_t events, ChunkExtras& extras,
+                                        unsigned& time_shift, std::string& error) {
+  auto fail = [&](std::string what) {
+    error = std::move(what);
+    return false;
+  };
+  extras.frames.clear();
+  extras.stacks.clear();
+  extras.stack_ids.clear();
   auto text = [&](std::string& into) {
     const std::uint64_t length = in.next();
     const std::uint8_t* bytes = in.take(length);
@@ -378,48 +420,76 @@ bool decode_stack_tables(VarintReader& in, std::uint32_t events, ChunkExtras& ex
     if (id == 0 || id > Trace::max_stack_entries) return fail("stack id " + std::to_string(id));
     extras.stack_ids[k] = {at, id};
   }
-  return !in.failed() || fail("payload ends early");
+  if (in.failed()) return fail("payload ends early");
+  const std::uint64_t shift = in.next();
+  if (shift > 63) return fail("time shift " + std::to_string(shift));
+  time_shift = static_cast<unsigned>(shift);
+  return true;
 }
 
-// Versions 1 to 3: one tagged stream (odd: a back-reference; 0: a delta follows; even: the
-// delta itself).
-bool decode_addresses_v1(VarintReader& in, std::uint32_t events, const Trace::NewColumns& col,
-                         DecodeScratch& scratch, std::string& error) {
-  std::vector<std::uint64_t>& alloc_addresses = scratch.alloc_addresses;
-  alloc_addresses.clear();
-  std::uint64_t previous_address = 0;
+bool decode_attrs_and_origins(VarintReader& in, std::uint32_t events, std::size_t origin_count,
+                              const Trace::NewColumns& col, std::string& error) {
   for (std::uint32_t k = 0; k < events; ++k) {
-    const Op op = static_cast<Op>(col.attrs[k] & 0x7u);
-    if (!is_memory_op(op)) {
-      col.address[k] = in.next();
-      continue;
+    const std::uint64_t v = in.next();
+    if (!event_attrs::valid(v)) {
+      error = "invalid event attributes " + std::to_string(v);
+      return false;
     }
-    const std::uint64_t tag = in.next();
-    if (tag & 1) {
-      const std::uint64_t back = tag >> 1;
-      if (op != Op::free || back == 0 || back > alloc_addresses.size()) {
-        error = "back-reference " + std::to_string(back) + " out of range";
-        return false;
-      }
-      col.address[k] = alloc_addresses[alloc_addresses.size() - back];
-      continue;
+    col.attrs[k] = static_cast<std::uint16_t>(v);
+  }
+  for (std::uint32_t k = 0; k < events; ++k) {
+    const std::uint64_t v = in.next();
+    if (v >= origin_count) {
+      error = "origin index " + std::to_string(v) + " out of range";
+      return false;
     }
-    const std::uint64_t zz = tag == 0 ? in.next() : (tag >> 1) - 1;
-    col.address[k] = previous_address += static_cast<std::uint64_t>(unzigzag(zz));
-    if (op == Op::alloc) alloc_addresses.push_back(col.address[k]);
+    col.origin[k] = static_cast<std::uint16_t>(v);  // chunk-local until commit_chunk
   }
   return true;
 }
 
-// `count` values of a reference column: varints, or (version 6) byte planes. Returns what is
-// wrong with them, or nullptr.
-const char* read_references(VarintReader& in, std::size_t count, bool planes,
-                            std::vector<std::uint64_t>& into) {
-  into.resize(count);
-  if (!planes) {
-    for (std::uint64_t& v : into) v = in.next();
-    return in.failed() ? "payload ends early" : nullptr;
+bool decode_split_sizes(VarintReader& in, std::uint32_t events, const Trace::NewColumns& col,
+                        std::vector<std::uint64_t>& sizes, std::string& error) {
+  std::uint32_t allocs = 0;
+  for (std::uint32_t k = 0; k < events; ++k) allocs += is_alloc(col.attrs[k]);
+  const std::uint8_t* low = in.take(allocs);
+  const std::uint8_t* second = in.take(allocs);
+  if (!low || !second) {
+    error = "payload ends early";
+    return false;
   }
+  std::uint32_t a = 0;
+  for (std::uint32_t k = 0; k < events; ++k)
+    if (is_alloc(col.attrs[k])) {
+      const std::uint64_t high = in.next();
+      if (high >> 48) {
+        error = "size out of range";
+        return false;
+      }
+      sizes[k] = high << 16 | std::uint64_t{second[a]} << 8 | low[a];
+      ++a;
+    }
+  for (std::uint32_t k = 0; k < events; ++k)
+    if (!is_alloc(col.attrs[k])) sizes[k] = in.next();
+  return true;
+}
+
+void store_sizes(const std::vector<std::uint64_t>& sizes, std::uint32_t events,
+                 const Trace::NewColumns& col, ChunkExtras& extras) {
+  extras.big_sizes.clear();
+  for (std::uint32_t k = 0; k < events; ++k) {
+    if (sizes[k] >= Trace::big_size_marker) {
+      col.size32[k] = Trace::big_size_marker;
+      extras.big_sizes.emplace_back(k, sizes[k]);
+    } else {
+      col.size32[k] = static_cast<std::uint32_t>(sizes[k]);
+    }
+  }
+}
+
+const char* read_reference_planes(VarintReader& in, std::size_t count,
+                                  std::vector<std::uint64_t>& into) {
+  into.resize(count);
   const std::uint8_t* low = in.take(count);
   const std::uint8_t* second = in.take(count);
   if (!low || !second) return "payload ends early";
@@ -432,89 +502,115 @@ const char* read_references(VarintReader& in, std::size_t count, bool planes,
   return in.failed() ? "payload ends early" : nullptr;
 }
 
-// Versions 4 to 6: the free references and reuse codes (in version 5 also the recent frees and
-// the allocations back) are read first (their counts follow from the ops), then events are
-// walked in order, replaying the encoder's FreedBlocks (and RecentFrees).
-bool decode_addresses(VarintReader& in, std::uint32_t events, std::uint32_t version,
-                      bool continues_group, const Trace::NewColumns& col, DecodeScratch& scratch,
-                      std::string& error) {
+bool skip_addresses(VarintReader& in, std::uint32_t events, const Trace::NewColumns& col,
+                    std::string& error) {
+  std::fill(col.address, col.address + events, 0);
+  if (!in.failed()) return true;
+  error = "payload ends early";
+  return false;
+}
+
+bool finish_chunk(VarintReader& in, DecodeScratch& scratch, std::string& error) {
+  if (in.failed()) {
+    error = "payload ends early";
+    return false;
+  }
+  if (!in.at_end()) {
+    error = "stray bytes after the last event";
+    return false;
+  }
+  scratch.group_intact = true;
+  return true;
+}
+
+namespace {
+
+// The allocations' time gaps, then the other events' (each against the event before it,
+// whatever it was).
+void decode_times(VarintReader& in, std::uint32_t events, unsigned shift,
+                  const Trace::NewColumns& col, DecodeScratch& scratch) {
+  std::vector<std::uint64_t>& alloc_gaps = scratch.alloc_gaps;
+  alloc_gaps.resize(events);
+  std::uint64_t* next_gap = alloc_gaps.data();
+  for (std::uint32_t k = 0; k < events; ++k)
+    if (is_alloc(col.attrs[k])) *next_gap++ = in.next();
+  const std::uint64_t* next_alloc_gap = alloc_gaps.data();
+  std::uint64_t t = 0;
+  for (std::uint32_t k = 0; k < events; ++k) {
+    const std::uint64_t gap = is_alloc(col.attrs[k]) ? *next_alloc_gap++ : in.next();
+    col.time_ns[k] = (t += static_cast<std::uint64_t>(unzigzag(gap))) << shift;
+  }
+}
+
+// The free references, reuse codes, recent frees and allocations back are read first (their
+// counts follow from the ops), then events are walked in order, replaying the encoder's
+// FreedBlocks, RecentFrees and LiveOrder from where the chunk before in the group left them.
+bool decode_addresses(VarintReader& in, std::uint32_t events, bool continues_group,
+                      const Trace::NewColumns& col, DecodeScratch& scratch, std::string& error) {
   auto fail = [&](std::string what) {
     error = std::move(what);
     return false;
   };
-  const bool version_5 = version >= 5;
-  const std::uint64_t max_reuse = version_5 ? reuse_after : FreedBlocks::depth;
   std::size_t frees = 0;
   std::size_t allocs = 0;
   for (std::uint32_t k = 0; k < events; ++k) {
-    const Op op = static_cast<Op>(col.attrs[k] & 0x7u);
+    const Op op = event_attrs::op(col.attrs[k]);
     frees += op == Op::free;
     allocs += op == Op::alloc;
   }
-  const bool planes = version >= 6;
-  if (const char* wrong = read_references(in, frees, planes, scratch.free_refs)) return fail(wrong);
+  if (const char* wrong = read_reference_planes(in, frees, scratch.free_refs)) return fail(wrong);
   scratch.reuse.resize(allocs);
   std::size_t recent_count = 0;
   std::size_t after_count = 0;
   for (std::uint8_t& code : scratch.reuse) {
     const std::uint64_t v = in.next();
-    if (v > max_reuse) return fail("reuse code " + std::to_string(v) + " out of range");
+    if (v > reuse_after) return fail("reuse code " + std::to_string(v) + " out of range");
     code = static_cast<std::uint8_t>(v);
     recent_count += v == reuse_recent;
     after_count += v == reuse_after;
   }
-  if (const char* wrong = read_references(in, recent_count, planes, scratch.recent))
+  if (const char* wrong = read_reference_planes(in, recent_count, scratch.recent))
     return fail(wrong);
-  if (const char* wrong = read_references(in, after_count, planes, scratch.after))
-    return fail(wrong);
+  if (const char* wrong = read_reference_planes(in, after_count, scratch.after)) return fail(wrong);
 
   std::vector<std::uint64_t>& alloc_addresses = scratch.alloc_addresses;
   std::vector<std::uint16_t>& alloc_rings = scratch.alloc_rings;
   std::vector<std::uint64_t>& alloc_ends = scratch.alloc_ends;
   RecentFrees& recent_frees = scratch.recent_frees;
+  LiveOrder& live = scratch.live;
   if (!continues_group) {
     alloc_addresses.clear();
     alloc_rings.clear();
     alloc_ends.clear();
     scratch.freed.clear();
     recent_frees.clear();
-    scratch.live.clear();
+    live.clear();
     scratch.previous_address = 0;
   }
-  // Version 7 counts a free's reference over the live allocations, earlier ones over all.
-  const bool live_ranks = version >= 7;
-  LiveOrder& live = scratch.live;
   const std::uint64_t* next_ref = scratch.free_refs.data();
   const std::uint8_t* next_code = scratch.reuse.data();
   const std::uint64_t* next_recent = scratch.recent.data();
   const std::uint64_t* next_after = scratch.after.data();
   std::uint64_t previous_address = scratch.previous_address;
   for (std::uint32_t k = 0; k < events; ++k) {
-    const Op op = static_cast<Op>(col.attrs[k] & 0x7u);
+    const Op op = event_attrs::op(col.attrs[k]);
     if (op == Op::free) {
       if (const std::uint64_t back = *next_ref++) {
-        std::size_t ordinal = 0;
-        if (live_ranks) {
-          // Read as 32 bits at most (read_references): no wrap-around below.
-          ordinal = live.with_newer_live(static_cast<std::uint32_t>(back - 1));
-          if (ordinal == live.size())
-            return fail("free reference " + std::to_string(back) + " out of range");
-          live.remove(static_cast<std::uint32_t>(ordinal));
-        } else {
-          if (back > alloc_addresses.size())
-            return fail("back-reference " + std::to_string(back) + " out of range");
-          ordinal = alloc_addresses.size() - back;
-        }
+        // A rank among the live allocations, newest first. Read as 32 bits at most
+        // (read_reference_planes): no wrap-around below.
+        const std::size_t ordinal = live.with_newer_live(static_cast<std::uint32_t>(back - 1));
+        if (ordinal == live.size())
+          return fail("free reference " + std::to_string(back) + " out of range");
+        live.remove(static_cast<std::uint32_t>(ordinal));
         const std::uint64_t address = alloc_addresses[ordinal];
         if (address == 0) return fail("back-reference to an allocation at address 0");
         scratch.freed.freed(alloc_rings[ordinal], address);
-        if (version_5) recent_frees.freed(address, alloc_rings[ordinal]);
+        recent_frees.freed(address, alloc_rings[ordinal]);
         col.address[k] = address;
         continue;
       }
       col.address[k] = previous_address += static_cast<std::uint64_t>(unzigzag(in.next()));
-      if (version_5 && col.address[k] != 0)
-        recent_frees.freed(col.address[k], RecentFrees::no_ring);
+      if (col.address[k] != 0) recent_frees.freed(col.address[k], RecentFrees::no_ring);
     } else if (op == Op::alloc) {
       const std::uint32_t ring = FreedBlocks::ring_for(scratch.sizes[k]);
       const unsigned code = *next_code++;
@@ -538,9 +634,9 @@ bool decode_addresses(VarintReader& in, std::uint32_t events, std::uint32_t vers
         col.address[k] = previous_address += static_cast<std::uint64_t>(unzigzag(in.next()));
       }
       alloc_addresses.push_back(col.address[k]);
-      if (live_ranks) live.push(col.address[k] != 0);
+      live.push(col.address[k] != 0);
       alloc_rings.push_back(static_cast<std::uint16_t>(ring));
-      if (version_5) alloc_ends.push_back(FreedBlocks::end_of(col.address[k], scratch.sizes[k]));
+      alloc_ends.push_back(FreedBlocks::end_of(col.address[k], scratch.sizes[k]));
     } else {
       col.address[k] = in.next();
     }
@@ -554,140 +650,33 @@ bool decode_addresses(VarintReader& in, std::uint32_t events, std::uint32_t vers
 bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint32_t events,
                           std::uint32_t version, const Trace::NewColumns& col, ChunkExtras& extras,
                           DecodeScratch& scratch, std::string& error, ChunkAddresses addresses) {
+  if (version != alt_format_version)
+    return legacy::decode_chunk_columns(data, size, events, version, col, extras, scratch, error,
+                                        addresses);
   VarintReader in(data, data + size);
   const bool continues_group = addresses == ChunkAddresses::continue_group;
-  auto fail = [&](std::string what) {
-    error = std::move(what);
-    return false;
-  };
   // The state a continuing chunk needs is only there if the group's previous chunk was decoded
   // with this scratch, in full.
   const bool group_ready = scratch.group_intact;
   scratch.group_intact = false;
-  if (continues_group && (version < 7 || !group_ready))
-    return fail("continues a group whose previous chunk was not decoded");
-
-  const std::uint64_t origin_count = in.next();
-  if (origin_count > events || origin_count > Trace::max_origins)
-    return fail("origin table of " + std::to_string(origin_count) + " entries");
-  extras.origins.resize(origin_count);
-  for (Origin& o : extras.origins) {
-    o.thread = in.next();
-    o.device = static_cast<DeviceId>(unzigzag(in.next()));
-    o.stream = in.next();
-    if (version >= 3) o.pool = in.next();
-    if (o.device < cpu_device) return fail("invalid device " + std::to_string(o.device));
+  if (continues_group && !group_ready) {
+    error = "continues a group whose previous chunk was not decoded";
+    return false;
   }
-
-  const std::uint64_t label_count = in.next();
-  if (label_count > events) return fail("label table of " + std::to_string(label_count));
-  extras.labels.resize(label_count);
-  std::uint64_t label_at = 0;
-  for (std::uint64_t k = 0; k < label_count; ++k) {
-    const std::uint64_t delta = in.next();
-    label_at += delta;
-    if (label_at >= events || (k > 0 && delta == 0)) return fail("label index out of order");
-    const std::uint64_t length = in.next();
-    const std::uint8_t* text = in.take(length);
-    if (!text) return fail("label runs past the end of the chunk");
-    extras.labels[k] = {label_at, std::string(reinterpret_cast<const char*>(text), length)};
-  }
-
   unsigned shift = 0;
-  extras.frames.clear();
-  extras.stacks.clear();
-  extras.stack_ids.clear();
-  if (version >= 2) {
-    if (!decode_stack_tables(in, events, extras, error)) return false;
-    const std::uint64_t v = in.next();
-    if (v > 63) return fail("time shift " + std::to_string(v));
-    shift = static_cast<unsigned>(v);
-  }
-
-  for (std::uint32_t k = 0; k < events; ++k) {
-    const std::uint64_t v = in.next();
-    const unsigned op = v & 0x7u;
-    const unsigned kind = (v >> 3) & 0x7u;
-    const unsigned align = (v >> 6) & 0x7Fu;
-    if (v >> 14 || op >= static_cast<unsigned>(op_count) ||
-        kind >= static_cast<unsigned>(memory_kind_count) || align > 64)
-      return fail("invalid event attributes " + std::to_string(v));
-    col.attrs[k] = static_cast<std::uint16_t>(v);
-  }
-  for (std::uint32_t k = 0; k < events; ++k) {
-    const std::uint64_t v = in.next();
-    if (v >= origin_count) return fail("origin index " + std::to_string(v) + " out of range");
-    col.origin[k] = static_cast<std::uint16_t>(v);  // chunk-local until commit_chunk
-  }
-  std::uint64_t t = 0;
-  if (version >= 7) {
-    // The allocations' gaps, then the other events'.
-    std::vector<std::uint64_t>& alloc_gaps = scratch.alloc_gaps;
-    alloc_gaps.resize(events);
-    std::uint64_t* next_gap = alloc_gaps.data();
-    for (std::uint32_t k = 0; k < events; ++k)
-      if (is_alloc(col.attrs[k])) *next_gap++ = in.next();
-    const std::uint64_t* next_alloc_gap = alloc_gaps.data();
-    for (std::uint32_t k = 0; k < events; ++k) {
-      const std::uint64_t gap = is_alloc(col.attrs[k]) ? *next_alloc_gap++ : in.next();
-      col.time_ns[k] = (t += static_cast<std::uint64_t>(unzigzag(gap))) << shift;
-    }
-  } else {
-    for (std::uint32_t k = 0; k < events; ++k)
-      col.time_ns[k] = (t += static_cast<std::uint64_t>(unzigzag(in.next()))) << shift;
-  }
+  if (!decode_origins(in, events, extras, error) || !decode_labels(in, events, extras, error) ||
+      !decode_stack_tables_and_time_shift(in, events, extras, shift, error) ||
+      !decode_attrs_and_origins(in, events, extras.origins.size(), col, error))
+    return false;
+  decode_times(in, events, shift, col, scratch);
   std::vector<std::uint64_t>& sizes = scratch.sizes;
   sizes.resize(events);
-  if (version >= 5) {
-    std::uint32_t allocs = 0;
-    for (std::uint32_t k = 0; k < events; ++k) allocs += is_alloc(col.attrs[k]);
-    const std::uint8_t* low = in.take(allocs);
-    const std::uint8_t* second = in.take(allocs);
-    if (!low || !second) return fail("payload ends early");
-    std::uint32_t a = 0;
-    for (std::uint32_t k = 0; k < events; ++k)
-      if (is_alloc(col.attrs[k])) {
-        const std::uint64_t high = in.next();
-        if (high >> 48) return fail("size out of range");
-        sizes[k] = high << 16 | std::uint64_t{second[a]} << 8 | low[a];
-        ++a;
-      }
-    for (std::uint32_t k = 0; k < events; ++k)
-      if (!is_alloc(col.attrs[k])) sizes[k] = in.next();
-  } else if (version == 4) {
-    const std::uint8_t* low = in.take(events);
-    const std::uint8_t* second = in.take(events);
-    if (!low || !second) return fail("payload ends early");
-    for (std::uint32_t k = 0; k < events; ++k) {
-      const std::uint64_t high = in.next();
-      if (high >> 48) return fail("size out of range");
-      sizes[k] = high << 16 | std::uint64_t{second[k]} << 8 | low[k];
-    }
-  } else {
-    for (std::uint32_t k = 0; k < events; ++k) sizes[k] = in.next();
-  }
-  extras.big_sizes.clear();
-  for (std::uint32_t k = 0; k < events; ++k) {
-    if (sizes[k] >= Trace::big_size_marker) {
-      col.size32[k] = Trace::big_size_marker;
-      extras.big_sizes.emplace_back(k, sizes[k]);
-    } else {
-      col.size32[k] = static_cast<std::uint32_t>(sizes[k]);
-    }
-  }
+  if (!decode_split_sizes(in, events, col, sizes, error)) return false;
+  store_sizes(sizes, events, col, extras);
 
-  if (addresses == ChunkAddresses::skip) {
-    std::fill(col.address, col.address + events, 0);
-    return !in.failed() || fail("payload ends early");
-  }
-  const bool addresses_ok =
-      version >= 4 ? decode_addresses(in, events, version, continues_group, col, scratch, error)
-                   : decode_addresses_v1(in, events, col, scratch, error);
-  if (!addresses_ok) return false;
-  if (in.failed()) return fail("payload ends early");
-  if (!in.at_end()) return fail("stray bytes after the last event");
-  scratch.group_intact = true;
-  return true;
+  if (addresses == ChunkAddresses::skip) return skip_addresses(in, events, col, error);
+  return decode_addresses(in, events, continues_group, col, scratch, error) &&
+         finish_chunk(in, scratch, error);
 }
 
 bool commit_chunk(Trace& out, std::size_t base, std::uint32_t events, ChunkExtras& extras,

@@ -214,7 +214,8 @@ enum class ChunkAddresses {
 };
 
 // Decodes one chunk into columns that already exist (`col` points at `events` free slots) and
-// `extras`, touching nothing else: groups of chunks can be decoded in parallel. Origins in
+// `extras`, touching nothing else: groups of chunks can be decoded in parallel. A chunk of an
+// older format version is handed to legacy_versions.hpp. Origins in
 // `col.origin` stay chunk-local until commit_chunk. A chunk that continues its group (version
 // 7) is decoded with the scratch that decoded the chunk before it, and fails if that one failed.
 bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint32_t events,

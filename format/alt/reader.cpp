@@ -18,6 +18,7 @@
 #include "alloclab/format/error.hpp"
 #include "codec.hpp"
 #include "layout.hpp"
+#include "legacy_versions.hpp"
 
 namespace alloclab {
 namespace {
@@ -215,7 +216,7 @@ class FileSource final : public ByteSource {
 
 struct ChunkHeader {
   std::uint32_t events = 0;
-  std::uint32_t group_position = 0;  // chunks of its group before it (version 7)
+  std::uint32_t group_position = 0;  // chunks of its group before it
   std::uint32_t stored = 0;
   std::uint32_t raw = 0;
   std::uint32_t payload_crc = 0;
@@ -225,11 +226,12 @@ struct ChunkHeader {
 bool parse_chunk_header(const std::uint8_t* p, std::uint32_t version, ChunkHeader& h) {
   if (get_u32(p) != detail::alt_chunk_magic) return false;
   if (get_u32(p + 20) != detail::crc32_of(p, 20)) return false;
-  h.events = get_u32(p + 4);
-  h.group_position = 0;
-  if (version >= 7) {
-    h.group_position = h.events >> detail::alt_group_position_shift;
-    h.events &= (1u << detail::alt_group_position_shift) - 1;
+  const std::uint32_t events_field = get_u32(p + 4);
+  if (version == alt_format_version) {
+    h.group_position = events_field >> detail::alt_group_position_shift;
+    h.events = events_field & ((1u << detail::alt_group_position_shift) - 1);
+  } else {
+    detail::legacy::split_events_field(events_field, h.events, h.group_position);
   }
   h.stored = get_u32(p + 8);
   h.raw = get_u32(p + 12);

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "alloclab/format/error.hpp"
+#include "alloclab/format/units.hpp"
 #include "text_io.hpp"
 
 namespace alloclab::interchange_detail {
@@ -23,10 +24,6 @@ std::string byte_hex(unsigned char byte) {
   return text;
 }
 
-std::string mib(std::size_t bytes) {
-  return std::to_string(bytes >> 20) + " MiB";
-}
-
 }  // namespace
 
 RecordReader::RecordReader(std::istream& in, std::string name, bool comments)
@@ -42,7 +39,7 @@ bool RecordReader::read_line(std::string& line) {
   const auto got = static_cast<std::size_t>(in_.gcount());
   if (in_.fail() && !in_.eof())
     throw_at_line(name_, line_ + 1,
-                  "a line longer than " + mib(max_record_bytes) + " (from byte " +
+                  "a line longer than " + exact_bytes(max_record_bytes) + " (from byte " +
                       std::to_string(start) + "; not a text file?)");
   if (got == 0 && in_.eof()) return false;
   offset_ += got;
@@ -89,7 +86,7 @@ bool RecordReader::next(Record& record) {
             throw_at_line(name_, record.line, "unterminated quoted field (missing closing '\"')");
           if (line.size() + 1 + more.size() > max_record_bytes)
             throw_at_line(name_, record.line,
-                          "a quoted field runs on for more than " + mib(max_record_bytes) +
+                          "a quoted field runs on for more than " + exact_bytes(max_record_bytes) +
                               " (from byte " + std::to_string(record_start) +
                               "; a missing closing '\"'?)");
           field += '\n';

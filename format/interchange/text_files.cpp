@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "alloclab/format/error.hpp"
+#include "alloclab/format/units.hpp"
 #include "text_io.hpp"
 
 namespace alloclab::interchange_detail {
@@ -94,14 +95,6 @@ class GzWriteBuffer : public std::streambuf {
   std::array<char, 1 << 16> buffer_{};
 };
 
-// "4 GiB", "16 MiB", "1000 bytes".
-std::string size_text(std::uint64_t bytes) {
-  for (const auto& [shift, unit] : {std::pair{30, " GiB"}, std::pair{20, " MiB"}})
-    if (bytes >= (std::uint64_t{1} << shift) && bytes % (std::uint64_t{1} << shift) == 0)
-      return std::to_string(bytes >> shift) + unit;
-  return std::to_string(bytes) + " bytes";
-}
-
 }  // namespace
 
 bool is_gzip_path(const std::string& path) {
@@ -153,7 +146,7 @@ std::string read_json_text(const std::string& path, std::uint64_t max_bytes) {
       }
     }
     if (content.size() + n > max_bytes)
-      throw InputError(path + ": more than " + size_text(max_bytes) + " of JSON (at byte " +
+      throw InputError(path + ": more than " + exact_bytes(max_bytes) + " of JSON (at byte " +
                        std::to_string(max_bytes) +
                        "), more than any memory snapshot holds; not one document?");
     content.append(chunk.data(), n);

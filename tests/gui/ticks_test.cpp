@@ -58,9 +58,12 @@ TEST(Ticks, values_format_with_units) {
   EXPECT_EQ(format_value(512, Unit::bytes), "512 B");
   EXPECT_EQ(format_value(1.5 * 1024 * 1024, Unit::bytes), "1.50 MiB");
   EXPECT_EQ(format_value(12300, Unit::ns), "12.30 us");
+  EXPECT_EQ(format_value(800, Unit::ns), "800 ns");
+  // The units of alloclab/format/units.hpp, as the CLI prints them, up to EiB.
+  EXPECT_EQ(format_value(1024.0 * 1024 * 1024 * 1024 * 1024 * 1024, Unit::bytes), "1.00 EiB");
   EXPECT_EQ(format_value(0.875, Unit::percent), "87.50%");
   EXPECT_EQ(format_value(1234567, Unit::count), "1,234,567");
-  EXPECT_EQ(format_count(0), "0");
+  EXPECT_EQ(format_value(0, Unit::count), "0");
 }
 
 }  // namespace

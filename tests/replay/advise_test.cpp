@@ -236,14 +236,6 @@ TEST(Advise, sentence_reads_as_plain_language) {
             "reserves 48.0 MiB instead of 112 MiB (saves 57%).");
 }
 
-TEST(Advise, short_bytes_has_three_significant_digits) {
-  EXPECT_EQ(short_bytes(512), "512 B");
-  EXPECT_EQ(short_bytes(48 * MiB), "48.0 MiB");
-  EXPECT_EQ(short_bytes(112 * MiB), "112 MiB");
-  EXPECT_EQ(short_bytes(3 * MiB + 4 * KiB), "3.00 MiB");
-  EXPECT_EQ(short_bytes(1023 * KiB + 1000), "1024 KiB");
-}
-
 TEST(Advise, report_has_the_documented_keys) {
   const ResolvedTrace trace = tiny_trace();
   const AdviseOutcome out = run_advise(trace);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "alloclab/format/units.hpp"
 #include "alloclab/replay/sweep.hpp"
 #include "alloclab/strategies/params.hpp"
 
@@ -110,16 +111,13 @@ TEST(SweepExpand, several_templates_concatenate_in_order) {
             (Points{"exact", "fifo-shrink:max=1MiB", "fifo-shrink:max=2MiB"}));
 }
 
-TEST(SweepExpand, format_size_picks_the_largest_exact_binary_unit) {
-  EXPECT_EQ(format_size(0), "0");
-  EXPECT_EQ(format_size(1000), "1000");
-  EXPECT_EQ(format_size(1024), "1KiB");
-  EXPECT_EQ(format_size(1536 * 1024), "1536KiB");
-  EXPECT_EQ(format_size(std::uint64_t{3} << 30), "3GiB");
-  EXPECT_EQ(format_size(std::uint64_t{1} << 50), "1024TiB");
-  for (std::uint64_t v :
-       {std::uint64_t{1}, std::uint64_t{4096}, std::uint64_t{123456789}, std::uint64_t{48} << 20})
-    EXPECT_EQ(parse_size(format_size(v)), v) << v;
+TEST(SweepExpand, sizes_of_points_read_back_as_the_same_bytes) {
+  // Points print sizes with size_spec; a spec parses them with parse_size.
+  for (unsigned shift = 0; shift < 64; ++shift)
+    for (std::uint64_t v : {std::uint64_t{1} << shift, (std::uint64_t{3} << shift) >> 1,
+                            (std::uint64_t{1} << shift) + 1, (std::uint64_t{1} << shift) - 1})
+      EXPECT_EQ(parse_size(size_spec(v)), v) << v;
+  EXPECT_EQ(parse_size(size_spec(~std::uint64_t{0})), ~std::uint64_t{0});
 }
 
 TEST(SweepErrors, unbalanced_braces) {

@@ -287,8 +287,8 @@ bool summarize_traces(const std::vector<TracedFile>& files) {
     const double per_event = stats.events == 0 ? 0.0
                                                : static_cast<double>(stats.file_bytes) /
                                                      static_cast<double>(stats.events);
-    std::fprintf(stderr, "alloclab: recorded %s %s (%.2f bytes/event, %llu dropped) to %s\n",
-                 grouped(stats.events).c_str(), stats.events == 1 ? "event" : "events", per_event,
+    std::fprintf(stderr, "alloclab: recorded %s (%.2f bytes/event, %llu dropped) to %s\n",
+                 counted(stats.events, "event").c_str(), per_event,
                  static_cast<unsigned long long>(dropped_events(trace)), file.path.c_str());
     if (!file.incomplete.empty())
       std::fprintf(stderr,

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "alloclab/format/event.hpp"
+#include "alloclab/format/event_attrs.hpp"
 #include "alloclab/protocol/ticks.hpp"
 
 namespace alloclab::writer {
@@ -260,10 +261,11 @@ void Collector::write_items(bool busy, const Sink& sink) {
       batch_.set_big_size(i, size);
     }
     col.origin[i] = item.origin;
-    const std::uint64_t alignment_code = item.address_align >> field_bits;
-    const std::uint64_t alignment = alignment_code ? std::uint64_t{1} << (alignment_code - 1) : 0;
-    col.attrs[i] = Trace::pack_attrs(
-        static_cast<Op>(op), static_cast<MemoryKind>(record_kind(item.size_op)), alignment, false);
+    // The record's alignment code means what event_attrs' does (0: none, else log2 + 1).
+    const auto align_code = static_cast<unsigned>(item.address_align >> field_bits);
+    col.attrs[i] =
+        Trace::pack_attrs(static_cast<Op>(op), static_cast<MemoryKind>(record_kind(item.size_op)),
+                          event_attrs::alignment_of(align_code), false);
     if (marker && op != op_run_end) batch_.set_label(i, label_of(item));
     if (item.stack) batch_.set_stack_id(i, item.stack);
   }

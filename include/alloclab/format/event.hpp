@@ -15,7 +15,7 @@ inline constexpr int op_count = 5;
 // page-locked host memory (cudaMallocHost/cudaHostAlloc). mapped: anonymous mmap. async_pool:
 // stream-ordered allocations from a CUDA memory pool (cudaMallocAsync, cuMemAllocFromPoolAsync).
 // vmm: a cuMemMap of physical memory made by cuMemCreate (CUDA virtual memory management).
-// Three bits in the .alt attrs: at most 8 kinds.
+// Three bits in the packed attributes (event_attrs.hpp): at most 8 kinds.
 enum class MemoryKind : std::uint8_t {
   host = 0,
   device = 1,

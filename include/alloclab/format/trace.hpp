@@ -5,7 +5,7 @@
 // Column layout and why it fits:
 //   time_ns  u64 | address u64 | size u32 (+ rare sizes >= 4 GiB in a side table)
 //   origin   u16: index into a table of distinct (thread, device, stream)
-//   attrs    u16: op (3 bits) | memory kind (3 bits) | log2(alignment)+1 (7 bits) | segment (1 bit)
+//   attrs    u16: op | memory kind | alignment code | segment, packed as event_attrs.hpp says
 // Labels live in a sparse side table: only markers carry them.
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "alloclab/format/event.hpp"
+#include "alloclab/format/event_attrs.hpp"
 
 namespace alloclab {
 
@@ -64,13 +65,10 @@ class Trace {
   std::uint64_t size_of(std::size_t i) const {
     return size32_[i] != big_size_marker ? size32_[i] : big_size(i);
   }
-  Op op(std::size_t i) const { return static_cast<Op>(attrs_[i] & 0x7u); }
-  MemoryKind kind(std::size_t i) const { return static_cast<MemoryKind>((attrs_[i] >> 3) & 0x7u); }
-  std::uint64_t alignment(std::size_t i) const {
-    unsigned code = (attrs_[i] >> 6) & 0x7Fu;
-    return code == 0 ? 0 : std::uint64_t{1} << (code - 1);
-  }
-  bool segment(std::size_t i) const { return (attrs_[i] >> 13) & 0x1u; }
+  Op op(std::size_t i) const { return event_attrs::op(attrs_[i]); }
+  MemoryKind kind(std::size_t i) const { return event_attrs::kind(attrs_[i]); }
+  std::uint64_t alignment(std::size_t i) const { return event_attrs::alignment(attrs_[i]); }
+  bool segment(std::size_t i) const { return event_attrs::segment(attrs_[i]); }
   std::uint16_t origin_index(std::size_t i) const { return origin_[i]; }
   const Origin& origin(std::size_t i) const { return origins_[origin_[i]]; }
   std::uint64_t thread(std::size_t i) const { return origin(i).thread; }
@@ -85,7 +83,7 @@ class Trace {
   const std::vector<Origin>& origins() const { return origins_; }
 
   // Bulk interface for decoders: intern an origin once, then append events by index. `attrs`
-  // is the packed form returned by raw_attrs() (op | kind << 3 | align code << 6 | segment << 13).
+  // is the packed form returned by raw_attrs() (event_attrs::pack).
   std::uint16_t add_origin(const Origin& origin) { return intern_origin(origin); }
   void append_raw(std::uint64_t time_ns, std::uint64_t address, std::uint64_t size,
                   std::uint16_t origin, std::uint16_t attrs);
@@ -113,6 +111,7 @@ class Trace {
   // Labels must be set in increasing event order.
   void set_label(std::size_t i, std::string label);
   std::uint16_t raw_attrs(std::size_t i) const { return attrs_[i]; }
+  // event_attrs::pack, after checking that `alignment` is 0 or a power of two (InputError).
   static std::uint16_t pack_attrs(Op op, MemoryKind kind, std::uint64_t alignment, bool segment);
 
   // Call stacks (`alloclab record --stacks N`): a table of frames, a table of stacks (frame

@@ -12,7 +12,7 @@
 //     until they are one granule apart: granule = P/64 rounded down to a multiple of 4KiB (at
 //     least 4KiB). Each step replays the midpoint (a multiple of the granule) and keeps the half
 //     whose low end fails and high end passes.
-//  4. The answer is the high end, printed as a spec with format_size and replayed once more from
+//  4. The answer is the high end, printed as a spec with size_spec and replayed once more from
 //     that text (the re-check; its numbers are the ones reported).
 // Hit rate is not monotonic in `max` (a FIFO cache can do better with less room), so a smaller
 // passing value may exist where the bisection did not look: the answer is the smallest limit
@@ -99,8 +99,5 @@ nlohmann::json advice_json(const Advice& advice);
 // "results" (each family's baseline and recommended replay, as in a replay report).
 nlohmann::json make_advice_report(const TraceSummary& trace, const std::vector<Advice>& advice,
                                   double target, const ReportContext& context);
-
-// "48.0 MiB", "112 MiB", "512 B": three significant digits.
-std::string short_bytes(std::uint64_t bytes);
 
 }  // namespace alloclab

@@ -31,7 +31,8 @@ inline constexpr std::size_t max_sweep_points = 100'000;
 //   {a..b}     a, a+1, ... for plain whole numbers only
 //   {x,y,z}    the items verbatim (an item may be empty: `exact{,:round=256}`)
 // a, b and K are sizes as parse_size reads them (`{64MiB..1GiB:+64MiB}`); when a unit appears
-// in a, b or a `+` step the values are printed by format_size, otherwise as plain whole numbers
+// in a, b or a `+` step the values are printed by size_spec (units.hpp), otherwise as plain whole
+// numbers
 // (`max_items={1024..4096:x2}` stays 1024, 2048, 4096). When a and b are plain decimals and one of
 // a, b (or K of a `+` range) has a fraction (`max_ratio={1.0..2.0:+0.25}`), the range is of decimal
 // numbers, printed in their shortest form (1, 1.25, 1.5). Throws SpecError naming the group and
@@ -43,10 +44,6 @@ std::vector<std::string> expand_sweep(std::string_view spec_template);
 // the position in this list). Throws SpecError, naming the template, as expand_sweep does, and
 // when all templates together give more than max_sweep_points points.
 std::vector<std::string> expand_sweeps(const std::vector<std::string>& templates);
-
-// The most readable exact spelling of a byte count, one parse_size reads back: the largest of
-// KiB, MiB, GiB, TiB that divides it (1MiB, 3GiB, 1536KiB), else plain bytes (1000, 0).
-std::string format_size(std::uint64_t bytes);
 
 // Shard i of n takes the points k with k % n == i.
 struct Shard {

@@ -42,6 +42,11 @@ std::string chrome_trace_explanation(const PlainTree& tree, Id root) {
          "it back: read the trace it was made from (.alt, .csv)";
 }
 
+// An entry or a frame holds a dozen keys. Looking one up is a walk along its keys, and a pickle
+// can make a million entries of one dict (its memo): past this bound, the walks would add up to
+// hours.
+constexpr std::size_t max_keys = 64;
+
 bool is_list(const PlainTree& tree, Id id) {
   return tree.kind(id) == Kind::list || tree.kind(id) == Kind::tuple;
 }
@@ -111,6 +116,9 @@ class StackTable {
     if (const auto it = frame_by_id_.find(frame); it != frame_by_id_.end()) return it->second;
     if (tree_.kind(frame) != Kind::dict)
       throw BadFrames{" is not an object: " + tree_.describe(frame)};
+    if (tree_.items(frame).size() > 2 * max_keys)
+      throw BadFrames{" has " + std::to_string(tree_.items(frame).size() / 2) +
+                      " keys, more than a frame holds (" + std::to_string(max_keys) + ")"};
     const auto text = [&](const char* key) {
       const auto value = tree_.find(frame, key);
       if (!value) throw BadFrames{": no '" + std::string(key) + "'"};
@@ -206,6 +214,9 @@ class DeviceReader {
 
   void convert(Id entry, json& summary, DeviceEvents& out) {
     if (tree_.kind(entry) != Kind::dict) fail("entry is not an object");
+    if (tree_.items(entry).size() > 2 * max_keys)
+      fail("an entry of " + std::to_string(tree_.items(entry).size() / 2) +
+           " keys, more than a trace entry holds (" + std::to_string(max_keys) + ")");
     const auto action_id = tree_.find(entry, "action");
     if (!action_id || tree_.kind(*action_id) != Kind::text) fail("'action' missing or not text");
     const std::string_view action = tree_.text_of(*action_id);
@@ -374,6 +385,9 @@ Trace snapshot_to_trace(const PlainTree& tree, Id root, const std::string& name,
   std::uint64_t missing_time = 0, cut_entries = 0;
   StackTable stacks(tree, trace);
   std::vector<DeviceEvents> devices;
+  // A pickle may list one history under many devices (its memo): read so, a file of a few bytes
+  // per device would make a trace of every device times the history.
+  std::unordered_map<Id, std::size_t> first_device_of;
   for (std::size_t d = 0; d < device_lists.size(); ++d) {
     const Id entries = device_lists[d];
     if (!is_list(tree, entries)) {
@@ -382,6 +396,10 @@ Trace snapshot_to_trace(const PlainTree& tree, Id root, const std::string& name,
       devices.emplace_back();  // in place of a device's list: what a cut left
       continue;
     }
+    if (const auto [it, added] = first_device_of.try_emplace(entries, d); !added)
+      throw InputError(name + ": device_traces[" + std::to_string(d) + "] is device_traces[" +
+                       std::to_string(it->second) +
+                       "] again (the same list): a snapshot has one history per device");
     DeviceReader reader(tree, name, d, stacks);
     devices.push_back(reader.read(entries, summary));
     missing_time += reader.missing_time();

@@ -183,6 +183,42 @@ TEST(TorchPickle, bad_frames_are_refused_with_the_entry_and_frame) {
         "s.json: device_traces[0][0]: " + what);
 }
 
+// A pickle's memo can list one history under every device, a few bytes each: read so, a small
+// file would make a trace of devices times entries.
+TEST(TorchPickle, one_history_listed_under_two_devices_is_refused) {
+  // {"device_traces": [L, L]}, L = []
+  const std::string pickle = std::string("\x80\x02}X\x0d\x00\x00\x00", 8) + "device_traces" +
+                             std::string(
+                                 "](]q\x00h\x00"
+                                 "es.",
+                                 10);
+  EXPECT_EQ(input_error([&] { parse_torch_snapshot_pickle(pickle, "s.pickle"); }),
+            "s.pickle: device_traces[1] is device_traces[0] again (the same list): a snapshot has "
+            "one history per device");
+}
+
+// Looking a key up walks an entry's keys; a pickle can make every entry of one huge dict.
+TEST(TorchPickle, an_entry_or_frame_with_more_keys_than_any_has_is_refused) {
+  const auto extra_keys = [](int n) {
+    std::string keys;
+    for (int k = 0; k < n; ++k) keys += ", \"k" + std::to_string(k) + "\": 0";
+    return keys;
+  };
+  const auto snapshot = [](const std::string& entry) {
+    return R"({"device_traces": [[{"action": "alloc", "addr": 1, "size": 1)" + entry + "}]]}";
+  };
+  EXPECT_EQ(parse_torch_snapshot_json(snapshot(extra_keys(61)), "s.json").size(), 1u);  // 64
+  EXPECT_EQ(input_error([&] { parse_torch_snapshot_json(snapshot(extra_keys(62)), "s.json"); }),
+            "s.json: device_traces[0][0]: an entry of 65 keys, more than a trace entry holds (64)");
+  const std::string frame = R"(, "frames": [{"name": "f", "filename": "a.py", "line": 1)";
+  EXPECT_EQ(parse_torch_snapshot_json(snapshot(frame + extra_keys(61) + "}]"), "s.json").size(),
+            1u);
+  EXPECT_EQ(input_error([&] {
+              parse_torch_snapshot_json(snapshot(frame + extra_keys(62) + "}]"), "s.json");
+            }),
+            "s.json: device_traces[0][0]: frames[0] has 65 keys, more than a frame holds (64)");
+}
+
 // Each device's events of a trace read from a cut file, in order.
 std::vector<std::vector<Event>> by_device(const Trace& t) {
   std::vector<std::vector<Event>> out;

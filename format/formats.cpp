@@ -16,7 +16,7 @@ namespace alloclab {
 namespace {
 
 constexpr std::string_view accepted_extensions =
-    ".alt, .csv, .rmm.csv, .log, .json (text formats also with .gz)";
+    ".alt, .csv, .rmm.csv, .log, .json, .pickle, .pkl (all but .alt also with .gz)";
 
 struct NamedFormat {
   std::string_view name;
@@ -86,12 +86,23 @@ bool is_alt_file(const std::string& path) {
   }
 }
 
+// True when the file starts with a pickle's PROTO opcode (0x80), after gzip if it is gzip.
+bool starts_like_pickle(const std::string& path) {
+  try {
+    interchange_detail::InputFile file(path);
+    return file.stream().peek() == 0x80;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 std::optional<TraceFormat> format_from_name(const std::string& path) {
   const auto [name, gz] = strip_gz(path);
   if (name.ends_with(".alt")) return gz ? std::nullopt : std::optional(TraceFormat::alt);
   if (name.ends_with(".rmm.csv") || name.ends_with(".log")) return TraceFormat::rmm;
   if (name.ends_with(".csv")) return TraceFormat::csv;
   if (name.ends_with(".json")) return TraceFormat::chrome;
+  if (name.ends_with(".pickle") || name.ends_with(".pkl")) return TraceFormat::torch_snapshot;
   return std::nullopt;
 }
 
@@ -132,12 +143,15 @@ TraceFormat format_from_path(const std::string& path) {
                        "looking at its first bytes would consume them; name the format (alt, "
                        "csv, rmm, torch)");
     if (is_alt_file(path)) return TraceFormat::alt;
+    if (starts_like_pickle(path)) return TraceFormat::torch_snapshot;
     throw InputError(path + ": cannot tell the trace format from the file name (accepted: " +
                      std::string(accepted_extensions) + "; or name the format)");
   }
   if (*by_name == TraceFormat::csv && !stream && has_rmm_header(path)) return TraceFormat::rmm;
-  // A .json pipe is read as a snapshot, the one JSON trace alloclab reads.
-  if (*by_name == TraceFormat::chrome && (stream || mentions_device_traces(path)))
+  // A .json pipe is read as a snapshot, the one JSON trace alloclab reads; so is a .json file
+  // that is a snapshot's pickle under another name.
+  if (*by_name == TraceFormat::chrome &&
+      (stream || mentions_device_traces(path) || starts_like_pickle(path)))
     return TraceFormat::torch_snapshot;
   return *by_name;
 }
@@ -160,7 +174,7 @@ Trace read_trace(const std::string& path, std::optional<TraceFormat> format) {
     case TraceFormat::rmm:
       return read_rmm_log(path);
     case TraceFormat::torch_snapshot:
-      return read_torch_snapshot_json(path);
+      return read_torch_snapshot(path);
     case TraceFormat::chrome:
       // A .json that is not a snapshot: the snapshot reader says what is wrong with it (cannot
       // open, not JSON, or no "device_traces").

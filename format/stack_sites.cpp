@@ -13,7 +13,9 @@ StackSites top_stack_sites(const Trace& trace, std::size_t n) {
   if (!trace.has_stacks()) return sites;
   std::unordered_map<std::uint32_t, StackSite> by_stack;
   for (std::size_t i = 0; i < trace.size(); ++i) {
-    if (trace.op(i) != Op::alloc) continue;
+    // Program requests only: an allocator's own segment calls (a PyTorch snapshot's
+    // segment_alloc, with the frames of the request behind it) would count those bytes twice.
+    if (trace.op(i) != Op::alloc || trace.segment(i)) continue;
     const std::uint32_t id = trace.stack_id(i);
     if (id == 0) continue;
     StackSite& site = by_stack[id];

@@ -2,10 +2,13 @@
 // unchanged, so one code path serves "x.csv" and "x.csv.gz" and reports read errors the same way.
 #include <zlib.h>
 
+#include <sys/stat.h>
+
 #include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <utility>
 
@@ -113,6 +116,16 @@ InputFile::InputFile(const std::string& path) {
 
 InputFile::~InputFile() = default;
 
+std::optional<std::uint64_t> plain_file_size(const std::string& path) {
+  struct stat st = {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  unsigned char magic[2] = {};
+  if (in.read(reinterpret_cast<char*>(magic), 2) && magic[0] == 0x1F && magic[1] == 0x8B)
+    return std::nullopt;  // gzip
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
 OutputFile::OutputFile(const std::string& path) : path_(path) {
   // "T" writes without compression: the same buffer serves plain files.
   gzFile file = gzopen(path.c_str(), is_gzip_path(path) ? "wb6" : "wbT");
@@ -131,10 +144,14 @@ void OutputFile::close() {
 
 std::string read_json_text(const std::string& path, std::uint64_t max_bytes) {
   InputFile file(path);
+  return read_json_text(file.stream(), path, max_bytes);
+}
+
+std::string read_json_text(std::istream& in, const std::string& path, std::uint64_t max_bytes) {
   std::string content;
   std::array<char, 1 << 16> chunk{};
-  while (file.stream().read(chunk.data(), chunk.size()) || file.stream().gcount() > 0) {
-    const auto n = static_cast<std::size_t>(file.stream().gcount());
+  while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
+    const auto n = static_cast<std::size_t>(in.gcount());
     for (std::size_t i = 0; i < n; ++i) {
       // Outside strings JSON allows tab, line feed and carriage return; inside, none raw.
       const auto byte = static_cast<unsigned char>(chunk[i]);

@@ -57,6 +57,13 @@ inline constexpr std::uint64_t max_json_bytes = std::uint64_t{4} << 30;
 // The whole content of a plain or gzip file holding one JSON document. Refuses, naming the byte
 // offset, a control byte that JSON text never holds (a binary file) and more than `max_bytes`.
 std::string read_json_text(const std::string& path, std::uint64_t max_bytes = max_json_bytes);
+// Same, from a stream already open (`path` names it in messages).
+std::string read_json_text(std::istream& in, const std::string& path,
+                           std::uint64_t max_bytes = max_json_bytes);
+
+// The size of a plain regular file, not compressed; std::nullopt for a pipe, a device or a gzip
+// file (whose content InputFile decompresses, whatever its name).
+std::optional<std::uint64_t> plain_file_size(const std::string& path);
 
 struct Record {
   std::uint64_t line = 0;  // physical line where the record starts (1-based)

@@ -247,4 +247,77 @@ TEST_F(InputTrustCli, a_replay_of_a_repaired_trace_says_so) {
   EXPECT_EQ(clean.output.find("repaired"), std::string::npos) << clean.output;
 }
 
+std::string snapshot_data(const std::string& name) {
+  return std::string(ALLOCLAB_TEST_DATA) + "/interchange/" + name;
+}
+
+// A PyTorch snapshot was read only after a Python script turned its pickle into JSON. Every
+// command reads the pickle `_dump_snapshot()` writes, by its name, by its first byte under any
+// name, and from a pipe, as the same trace as its JSON.
+TEST_F(InputTrustCli, every_command_reads_a_snapshot_pickle) {
+  const std::string pickle = snapshot_data("snapshot_torch.p4.pickle");
+  const std::string json = snapshot_data("snapshot_torch.json");
+  const Result from_json = run("info --json " + json);
+  ASSERT_EQ(from_json.status, 0) << from_json.output;
+  nlohmann::json expected = nlohmann::json::parse(from_json.output);
+  expected.erase("source");
+  const std::string unnamed = path("snapshot");  // no extension: told by its first byte
+  std::filesystem::copy_file(pickle, unnamed);
+  for (const std::string& command :
+       {kCli + " info --json " + pickle, kCli + " info --json " + unnamed,
+        "cat " + pickle + " | " + kCli + " info --json --from torch /dev/stdin"}) {
+    SCOPED_TRACE(command);
+    const Result r = alloclab::test::run_shell(command);
+    ASSERT_EQ(r.status, 0) << r.output;
+    nlohmann::json got = nlohmann::json::parse(r.output);
+    got.erase("source");
+    EXPECT_EQ(got, expected);
+  }
+  for (const std::string& args :
+       {"info --stacks " + pickle, "replay " + pickle + " -s exact -s pytorch",
+        "sweep " + pickle + " -s 'fifo-shrink:max={1MiB..2MiB:x2}'", "advise " + pickle,
+        "convert " + pickle + " " + path("snapshot.alt")}) {
+    SCOPED_TRACE(args);
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+  }
+  // The call stacks show, and travel into the .alt.
+  for (const std::string& trace : {pickle, path("snapshot.alt")}) {
+    const Result stacks = run("info --stacks " + trace);
+    ASSERT_EQ(stacks.status, 0) << stacks.output;
+    EXPECT_NE(stacks.output.find("      forward (model.py:41)\n"), std::string::npos)
+        << stacks.output;
+  }
+}
+
+// A pickle is a program Python runs when it loads it; alloclab refuses, naming file and byte.
+TEST_F(InputTrustCli, a_pickle_that_would_run_code_is_one_line_and_status_2) {
+  const std::string hostile = snapshot_data("hostile_os_system.p4.pickle");
+  for (const std::string& args : {"info " + hostile, "replay " + hostile + " -s exact",
+                                  "convert " + hostile + " " + path("out.alt")}) {
+    SCOPED_TRACE(args);
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_EQ(r.output, "alloclab: error: " + hostile +
+                            ": byte 75: opcode STACK_GLOBAL (0x93) would import or call Python "
+                            "code; a memory snapshot is plain data, and alloclab runs nothing "
+                            "from a pickle\n");
+  }
+  EXPECT_FALSE(std::filesystem::exists(path("out.alt")));
+}
+
+// A pickle cut short reads up to the cut, as a truncated .alt does, and says so.
+TEST_F(InputTrustCli, a_cut_pickle_reads_up_to_the_cut_with_a_warning) {
+  std::ifstream in(snapshot_data("snapshot_torch.p4.pickle"), std::ios::binary);
+  const std::vector<char> bytes{std::istreambuf_iterator<char>(in),
+                                std::istreambuf_iterator<char>()};
+  const std::string cut = path("cut.pickle");
+  write(cut, bytes, bytes.size() * 3 / 4);
+  const Result r = run("info " + cut);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.rfind("alloclab: warning: " + cut + ": byte ", 0), 0u) << r.output;
+  EXPECT_NE(r.output.find("(the file is cut short?): kept the "), std::string::npos) << r.output;
+}
+
 }  // namespace

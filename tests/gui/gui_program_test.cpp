@@ -32,6 +32,24 @@ TEST(GuiProgram, alloclab_gui_runs_the_gui_program) {
   EXPECT_NE(help.output.find("--screenshot"), std::string::npos) << help.output;
 }
 
+// The GUI opens what the CLI reads: a PyTorch snapshot's pickle, and refuses a hostile one.
+TEST(GuiProgram, opens_a_snapshot_pickle_and_refuses_one_that_would_run_code) {
+  const auto dir = scratch_dir("pickle");
+  const std::string data = std::string(ALLOCLAB_TEST_DATA) + "/interchange/";
+  const std::string png = (dir / "shot.png").string();
+  const CliResult r = run_headless("--size 640x480 --view memory --screenshot " + png + " " + data +
+                                   "snapshot_torch.p4.pickle");
+  ALLOCLAB_SKIP_WITHOUT_RENDERING(r);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(load_png(png).width, 640);
+  const std::string hostile = data + "hostile_os_system.p2.pickle";
+  const CliResult refused =
+      run_headless("--screenshot " + (dir / "no.png").string() + " " + hostile);
+  EXPECT_EQ(refused.status, 2) << refused.output;
+  EXPECT_NE(refused.output.find(hostile + ": byte 66: opcode GLOBAL"), std::string::npos)
+      << refused.output;
+}
+
 TEST(GuiProgram, bad_input_is_one_clear_line_and_status_2) {
   // Headless needs something to show: a screenshot, a new file for each case.
   const auto dir = scratch_dir("bad-input");

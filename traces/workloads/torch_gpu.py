@@ -10,8 +10,7 @@
 2. PyTorch's own allocation history (caching allocator on), through the snapshot importer:
 
      python3 traces/workloads/torch_gpu.py --snapshot torch-gpu.pickle
-     python3 scripts/torch_snapshot_to_json.py torch-gpu.pickle -o torch-gpu.json --max-entries 1000000
-     build/bin/alloclab info torch-gpu.json
+     build/bin/alloclab info torch-gpu.pickle
 
 `--device cpu` runs the same model on the CPU without NVTX or snapshot (a dry run of the script
 on a machine without a GPU). Environment: RUNS (default 8).

@@ -16,9 +16,11 @@ std::optional<TraceFormat> parse_format(std::string_view name);
 std::string_view to_string(TraceFormat format);
 
 // The format to read `path` as: .alt; .rmm.csv, .log or a CSV whose header starts
-// "Thread,Time,Action" → rmm; .csv → csv; .json → torch_snapshot when the file holds
-// "device_traces", chrome otherwise (which read_trace refuses, saying why). A trailing ".gz" is
-// looked through. Throws InputError listing the accepted extensions for anything else.
+// "Thread,Time,Action" → rmm; .csv → csv; .pickle, .pkl → torch_snapshot; .json →
+// torch_snapshot when the file holds "device_traces" (or is a pickle), chrome otherwise (which
+// read_trace refuses, saying why). A trailing ".gz" is looked through. A file whose name says
+// nothing is .alt or a snapshot's pickle by its first bytes. Throws InputError listing the
+// accepted extensions for anything else.
 TraceFormat format_from_path(const std::string& path);
 // The format to write `path` as, from its name alone (.json → chrome; nothing is opened).
 TraceFormat output_format_from_path(const std::string& path);

@@ -25,6 +25,7 @@ struct StackSites {
   std::vector<StackSite> by_bytes;
 };
 
+// Allocations (program requests, not the allocator's own segment events) by stack.
 StackSites top_stack_sites(const Trace& trace, std::size_t n);
 
 // "function (module file name)", or the address in hex when the recorder could not name it.

@@ -67,6 +67,19 @@ TEST(AltStacks, top_sites_count_allocations_and_bytes_per_stack) {
   EXPECT_EQ(describe_frame({0x7f0000001234, "", "/lib/libfoo.so"}), "0x7f0000001234 (libfoo.so)");
 }
 
+// A PyTorch snapshot gives its segment_alloc the frames of the request behind it: counting both
+// would count those bytes twice.
+TEST(AltStacks, top_sites_count_program_requests_not_segment_events) {
+  Trace t = trace_with_stacks();
+  Event segment = test::alloc_event(0x200000, 1 << 20, 400'000);
+  segment.segment = true;
+  t.push_back(segment);
+  t.set_stack_id(t.size() - 1, 2);
+  const StackSites sites = top_stack_sites(t, 10);
+  EXPECT_EQ(sites.allocations_with_stack, 200u);
+  EXPECT_EQ(sites.by_bytes[0].bytes, 50u * 4096);
+}
+
 TEST(AltStacks, whole_file_writer_defines_everything_in_the_first_chunk) {
   TempFile file("stacks-first.alt");
   std::vector<char> bytes = written(trace_with_stacks(), file);

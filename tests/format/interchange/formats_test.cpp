@@ -1,9 +1,12 @@
 // Choosing a reader or writer by format name, file name and content.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "alloclab/format/formats.hpp"
+#include "format/interchange/text_io.hpp"
 #include "interchange_test_util.hpp"
 
 namespace alloclab {
@@ -45,10 +48,41 @@ TEST(Formats, json_is_a_snapshot_when_it_has_device_traces) {
   EXPECT_EQ(output_format_from_path(data_file("snapshot_basic.json")), TraceFormat::chrome);
 }
 
+// `_dump_snapshot()` writes a pickle under whatever name the user gives it.
+TEST(Formats, a_snapshot_pickle_is_told_by_its_name_or_its_first_byte) {
+  EXPECT_EQ(format_from_path("snap.pickle"), TraceFormat::torch_snapshot);
+  EXPECT_EQ(format_from_path("snap.pkl"), TraceFormat::torch_snapshot);
+  EXPECT_EQ(format_from_path("snap.pickle.gz"), TraceFormat::torch_snapshot);
+  const std::string pickle = test::file_text(data_file("snapshot_basic.p4.pickle"));
+  for (const std::string name : {"snapshot", "snapshot.dump", "snapshot.json"}) {
+    SCOPED_TRACE(name);
+    const std::string path = test::temp_file(name);
+    std::ofstream(path, std::ios::binary) << pickle;
+    EXPECT_EQ(format_from_path(path), TraceFormat::torch_snapshot);
+    EXPECT_EQ(read_trace(path).size(), 12u);
+    std::remove(path.c_str());
+  }
+  // Compressed, under a name that says so or not.
+  const std::string gz = test::temp_file("snapshot.pickle.gz");
+  {
+    interchange_detail::OutputFile out(gz);
+    out.stream() << pickle;
+    out.close();
+  }
+  EXPECT_EQ(read_trace(gz).size(), 12u);
+  const std::string bare = test::temp_file("compressed");
+  std::filesystem::copy_file(gz, bare);
+  EXPECT_EQ(format_from_path(bare), TraceFormat::torch_snapshot);
+  EXPECT_EQ(read_trace(bare).size(), 12u);
+  std::remove(gz.c_str());
+  std::remove(bare.c_str());
+}
+
 TEST(Formats, unknown_extension_is_an_error_listing_the_accepted_ones) {
   EXPECT_EQ(input_error([] { format_from_path("trace.txt"); }),
             "trace.txt: cannot tell the trace format from the file name (accepted: .alt, .csv, "
-            ".rmm.csv, .log, .json (text formats also with .gz); or name the format)");
+            ".rmm.csv, .log, .json, .pickle, .pkl (all but .alt also with .gz); or name the "
+            "format)");
   EXPECT_NE(input_error([] { output_format_from_path("x.log"); }), "(no InputError)");
 }
 

@@ -85,5 +85,11 @@ TEST(GarbageInput, snapshot_reader_only_throws_input_errors) {
                     [](const std::string& text) { parse_torch_snapshot_json(text, "m.json"); });
 }
 
+TEST(GarbageInput, snapshot_pickle_reader_only_throws_input_errors) {
+  for (const char* seed : {"snapshot_torch.p2.pickle", "snapshot_torch.p4.pickle"})
+    survive_mutations(
+        seed, [](const std::string& bytes) { parse_torch_snapshot_pickle(bytes, "m.pickle"); });
+}
+
 }  // namespace
 }  // namespace alloclab

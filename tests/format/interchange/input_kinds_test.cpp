@@ -108,11 +108,13 @@ TEST(InputKinds, json_that_no_snapshot_can_be_is_refused_with_its_byte_offset) {
 TEST(InputKinds, a_pipe_is_told_by_its_name_and_never_looked_into) {
   const std::string dir = temp_file("fifos");
   std::filesystem::create_directories(dir);
-  const std::string csv = dir + "/log.csv", json = dir + "/s.json", bare = dir + "/trace";
-  for (const std::string& p : {csv, json, bare}) ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0);
+  const std::string csv = dir + "/log.csv", json = dir + "/s.json", bare = dir + "/trace",
+                    pickle = dir + "/s.pickle";
+  for (const std::string& p : {csv, json, bare, pickle}) ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0);
   // No writer: a look inside would block here.
   EXPECT_EQ(format_from_path(csv), TraceFormat::csv);
   EXPECT_EQ(format_from_path(json), TraceFormat::torch_snapshot);
+  EXPECT_EQ(format_from_path(pickle), TraceFormat::torch_snapshot);
   const std::string message = input_error([&] { format_from_path(bare); });
   EXPECT_NE(message.find(bare + ": a pipe or device"), std::string::npos) << message;
   EXPECT_NE(message.find("name the format"), std::string::npos) << message;
@@ -123,6 +125,13 @@ TEST(InputKinds, a_pipe_is_told_by_its_name_and_never_looked_into) {
   });
   EXPECT_EQ(read_trace(csv, TraceFormat::rmm).size(), 1u);
   writer.join();
+  // A snapshot's pickle through a pipe: its first byte looked at without being taken.
+  std::thread pickle_writer([&] {
+    std::ofstream(pickle, std::ios::binary)
+        << test::file_text(data_file("snapshot_basic.p2.pickle"));
+  });
+  EXPECT_EQ(read_trace(pickle).size(), 12u);
+  pickle_writer.join();
   std::filesystem::remove_all(dir);
 }
 

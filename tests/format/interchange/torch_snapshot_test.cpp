@@ -1,4 +1,5 @@
-// Reading PyTorch memory snapshots (as JSON from scripts/torch_snapshot_to_json.py).
+// Reading PyTorch memory snapshots as JSON (the same mapping reads the pickle:
+// torch_pickle_test.cpp).
 #include <gtest/gtest.h>
 
 #include "alloclab/format/interchange/torch_snapshot.hpp"

@@ -295,7 +295,7 @@ TEST(Pickle, the_input_bound_stops_an_endless_stream) {
   std::istringstream in(pickle);
   const std::string message = input_error([&] { read_pickle(in, "p.pickle", std::nullopt, 4096); });
   EXPECT_EQ(message,
-            "p.pickle: byte 4096: more than 4096 bytes of pickle, more than any memory "
+            "p.pickle: byte 4096: more than 4 KiB of pickle, more than any memory "
             "snapshot holds; not one pickle?");
 }
 

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "alloclab/format/address_map.hpp"
+
 namespace alloclab {
 
 namespace pytorch {
@@ -155,69 +157,6 @@ class NodeArena {
   Node* free_ = nullptr;
 };
 
-// Handed-out pieces by address: open addressing with linear probing and backward-shift
-// deletion (no tombstones). kEmpty can never be the address of a piece of >= 512 bytes.
-class HandedOutMap {
- public:
-  HandedOutMap() { rehash(64); }
-  std::size_t size() const { return count_; }
-  Node* find(std::uint64_t address) const {
-    for (std::size_t i = slot(address);; i = (i + 1) & mask_) {
-      if (keys_[i] == address) return values_[i];
-      if (keys_[i] == kEmpty) return nullptr;
-    }
-  }
-  void insert(std::uint64_t address, Node* node) {
-    if ((count_ + 1) * 2 > keys_.size()) rehash(keys_.size() * 2);
-    std::size_t i = slot(address);
-    while (keys_[i] != kEmpty) i = (i + 1) & mask_;
-    keys_[i] = address;
-    values_[i] = node;
-    ++count_;
-  }
-  // Requires `address` to be present.
-  void erase(std::uint64_t address) {
-    std::size_t i = slot(address);
-    while (keys_[i] != address) i = (i + 1) & mask_;
-    // Shift later members of the probe run back so that every key stays reachable.
-    for (std::size_t j = (i + 1) & mask_; keys_[j] != kEmpty; j = (j + 1) & mask_) {
-      const std::size_t home = slot(keys_[j]);
-      // keys_[j] may move to i unless its home lies cyclically in (i, j].
-      const bool home_in_between = i <= j ? (i < home && home <= j) : (i < home || home <= j);
-      if (!home_in_between) {
-        keys_[i] = keys_[j];
-        values_[i] = values_[j];
-        i = j;
-      }
-    }
-    keys_[i] = kEmpty;
-    --count_;
-  }
-
- private:
-  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
-  std::size_t slot(std::uint64_t address) const {
-    return static_cast<std::size_t>((address * 0x9e3779b97f4a7c15ULL) >> shift_);
-  }
-  void rehash(std::size_t capacity) {
-    std::vector<std::uint64_t> old_keys = std::move(keys_);
-    std::vector<Node*> old_values = std::move(values_);
-    keys_.assign(capacity, kEmpty);
-    values_.assign(capacity, nullptr);
-    mask_ = capacity - 1;
-    shift_ = 64 - std::countr_zero(capacity);
-    count_ = 0;
-    for (std::size_t i = 0; i < old_keys.size(); ++i) {
-      if (old_keys[i] != kEmpty) insert(old_keys[i], old_values[i]);
-    }
-  }
-  std::vector<std::uint64_t> keys_;
-  std::vector<Node*> values_;
-  std::size_t mask_ = 0;
-  int shift_ = 64;
-  std::size_t count_ = 0;
-};
-
 }  // namespace
 
 struct PyTorchCachingStrategy::Impl {
@@ -234,7 +173,7 @@ struct PyTorchCachingStrategy::Impl {
   std::vector<Pool::node_type> spare_entries;
   // Invariant: a Node is in exactly one of {its segment's pool (through `where`), active}: in
   // the pool iff !allocated.
-  HandedOutMap active;  // handed-out pieces by address
+  AddressMap<Node*> active;  // handed-out pieces by address
   std::map<std::uint64_t, Segment> segments_by_address;
   std::uint64_t reserved = 0;
   std::uint64_t allocated = 0;
@@ -466,7 +405,7 @@ struct PyTorchCachingStrategy::Impl {
     }
     n->allocated = true;
     allocated += n->size;
-    active.insert(n->address, n);
+    active.insert_or_assign(n->address, n);
     if (hit) {
       ++stats.hits;
       stats.slack_bytes += n->size - rounded;
@@ -479,7 +418,8 @@ struct PyTorchCachingStrategy::Impl {
   // piece takes over a free neighbour's pool entry when there is one (one rekey instead of
   // erase + insert); with two free neighbours the second entry is dropped.
   void deallocate(const Block& block) {
-    Node* n = active.find(block.address);
+    Node* const* found = active.find(block.address);
+    Node* n = found == nullptr ? nullptr : *found;
     if (n == nullptr || n->size != block.capacity) {
       throw std::invalid_argument("pytorch: deallocate of a block it did not hand out (address " +
                                   std::to_string(block.address) + ", capacity " +

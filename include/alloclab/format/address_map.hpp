@@ -44,7 +44,8 @@ class AddressMap {
   std::size_t slot_count() const { return slots_.size(); }
 
   Value* find(std::uint64_t key) {
-    if (key == 0) return has_zero_ ? &zero_value_ : nullptr;
+    if (key == 0) [[unlikely]]
+      return has_zero_ ? &zero_value_ : nullptr;
     for (std::size_t i = home(key);; i = next(i)) {
       Slot& slot = slots_[i];
       if (slot.key == key) return &slot.value;
@@ -60,7 +61,7 @@ class AddressMap {
 
   // The value of `key`, value-initialised and inserted if absent (second: whether it was).
   std::pair<Value*, bool> try_emplace(std::uint64_t key) {
-    if (key == 0) {
+    if (key == 0) [[unlikely]] {
       const bool inserted = !has_zero_;
       has_zero_ = true;
       return {&zero_value_, inserted};
@@ -69,10 +70,8 @@ class AddressMap {
     for (; slots_[i].key != 0; i = next(i)) {
       if (slots_[i].key == key) return {&slots_[i].value, false};
     }
-    if ((in_slots_ + 1) * 2 > slots_.size()) {
-      rebuild(slots_.size() * 2);
-      i = free_slot_for(key);
-    }
+    if (in_slots_ == max_in_slots_) [[unlikely]]
+      i = grow_for(key);
     slots_[i].key = key;
     // An emptied slot keeps a trivially destructible value as it was (see empty_slot()).
     if constexpr (std::is_trivially_destructible_v<Value>) slots_[i].value = Value{};
@@ -87,7 +86,7 @@ class AddressMap {
 
   // Removes `key`; false if it was absent.
   bool erase(std::uint64_t key) {
-    if (key == 0) {
+    if (key == 0) [[unlikely]] {
       if (!has_zero_) return false;
       drop_zero();
       return true;
@@ -100,16 +99,15 @@ class AddressMap {
 
   // Removes `key` and returns its value; nullopt if it was absent.
   std::optional<Value> take(std::uint64_t key) {
-    std::optional<Value> value;
-    if (key == 0) {
-      if (!has_zero_) return value;
-      value.emplace(std::move(zero_value_));
+    if (key == 0) [[unlikely]] {
+      if (!has_zero_) return std::nullopt;
+      std::optional<Value> value(std::move(zero_value_));
       drop_zero();
       return value;
     }
     const std::size_t i = index_of(key);
-    if (i == kNotFound) return value;
-    value.emplace(std::move(slots_[i].value));
+    if (i == kNotFound) return std::nullopt;
+    std::optional<Value> value(std::move(slots_[i].value));
     erase_at(i);
     return value;
   }
@@ -177,8 +175,7 @@ class AddressMap {
   static constexpr std::size_t kMinSlots = 16;
   static constexpr std::size_t kNotFound = ~std::size_t{0};
 
-  std::size_t mask() const { return slots_.size() - 1; }
-  std::size_t next(std::size_t i) const { return (i + 1) & mask(); }
+  std::size_t next(std::size_t i) const { return (i + 1) & mask_; }
   std::size_t home(std::uint64_t key) const {
     // slots_.size() is 2^k, k >= 4: the top k bits of the product.
     return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> shift_);
@@ -214,7 +211,7 @@ class AddressMap {
   void erase_at(std::size_t hole) {
     for (std::size_t j = next(hole); slots_[j].key != 0; j = next(j)) {
       const std::size_t want = home(slots_[j].key);
-      if (((j - want) & mask()) >= ((j - hole) & mask())) {
+      if (((j - want) & mask_) >= ((j - hole) & mask_)) {
         slots_[hole].key = slots_[j].key;
         slots_[hole].value = std::move(slots_[j].value);
         hole = j;
@@ -224,11 +221,20 @@ class AddressMap {
     --in_slots_;
   }
 
+  // Doubles the slots for one more entry, and returns the empty slot where `key` (absent) goes.
+  // Out of line: the insertion that inlines try_emplace() seldom takes this path.
+  [[gnu::noinline]] std::size_t grow_for(std::uint64_t key) {
+    rebuild(slots_.size() * 2);
+    return free_slot_for(key);
+  }
+
   // Re-inserts every entry into `count` slots; count is a power of two, at least twice the
   // entries, so the re-insertion always finds empty slots.
   void rebuild(std::size_t count) {
     std::vector<Slot> old(count);
     old.swap(slots_);
+    mask_ = count - 1;
+    max_in_slots_ = count / 2;
     shift_ = 64 - static_cast<unsigned>(std::countr_zero(count));
     for (Slot& slot : old) {
       if (slot.key == 0) continue;
@@ -239,7 +245,9 @@ class AddressMap {
   }
 
   std::vector<Slot> slots_;
-  std::size_t in_slots_ = 0;  // entries in slots_ (all but key 0's)
+  std::size_t mask_ = kMinSlots - 1;          // slots_.size() - 1
+  std::size_t in_slots_ = 0;                  // entries in slots_ (all but key 0's)
+  std::size_t max_in_slots_ = kMinSlots / 2;  // slots_.size() / 2: at most half are full
   unsigned shift_ = 64 - std::countr_zero(kMinSlots);
   bool has_zero_ = false;
   Value zero_value_{};

@@ -7,6 +7,7 @@
 #include <cassert>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -418,14 +419,15 @@ struct PyTorchCachingStrategy::Impl {
   // piece takes over a free neighbour's pool entry when there is one (one rekey instead of
   // erase + insert); with two free neighbours the second entry is dropped.
   void deallocate(const Block& block) {
-    Node* const* found = active.find(block.address);
-    Node* n = found == nullptr ? nullptr : *found;
-    if (n == nullptr || n->size != block.capacity) {
+    // One probe: taken out, and put back if the block is not the piece handed out there.
+    const std::optional<Node*> taken = active.take(block.address);
+    if (!taken || (*taken)->size != block.capacity) {
+      if (taken) active.insert_or_assign(block.address, *taken);
       throw std::invalid_argument("pytorch: deallocate of a block it did not hand out (address " +
                                   std::to_string(block.address) + ", capacity " +
                                   std::to_string(block.capacity) + ")");
     }
-    active.erase(block.address);
+    Node* const n = *taken;
     n->allocated = false;
     allocated -= n->size;
     Pool& pool = pool_of(n);

@@ -64,6 +64,10 @@ TEST(Registry, every_accepted_key_is_understood) {
                                                      {"min_size", "128"},
                                                      {"max_split_size", "64MiB"},
                                                      {"roundup_power2_divisions", "4"},
+                                                     {"max_non_split_rounding", "32MiB"},
+                                                     {"per_process_memory_fraction", "0.5"},
+                                                     {"device_memory", "80GiB"},
+                                                     {"garbage_collection_threshold", "0.8"},
                                                      {"path", ALLOCLAB_EXAMPLE_PLUGIN}};
   SimUpstream sim;
   for (const StrategyInfo& info : builtin_strategies()) {
@@ -73,6 +77,12 @@ TEST(Registry, every_accepted_key_is_understood) {
       const bool fifo = info.name == "fifo-shrink" || info.name == "dfdx-limit";
       if (fifo && key == "max_ratio") spec += ",match=best-fit";
       if (info.name == "dfdx-limit" && key != "max") spec += ",max=1GB";
+      // pytorch's memory keys only work together (a fraction of a device's memory).
+      if (key == "per_process_memory_fraction") spec += ",device_memory=80GiB";
+      if (key == "device_memory") spec += ",per_process_memory_fraction=0.5";
+      if (key == "garbage_collection_threshold") {
+        spec += ",per_process_memory_fraction=0.5,device_memory=80GiB";
+      }
       EXPECT_NO_THROW(make_strategy(spec, sim)) << spec;
     }
   }

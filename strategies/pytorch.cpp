@@ -56,9 +56,10 @@ std::size_t roundup_interval(std::uint64_t size) {
   return std::min<std::size_t>(log2 - kRoundupFirstLog2, kRoundupIntervals - 1);
 }
 
-std::vector<std::uint64_t> division_list(const std::vector<DivisionListItem>& items) {
+std::vector<std::uint64_t> division_list(const std::vector<DivisionListItem>& items,
+                                         std::vector<std::uint64_t> list) {
   if (items.empty()) throw SpecError("roundup_power2_divisions: the list is empty");
-  std::vector<std::uint64_t> list(kRoundupIntervals, 0);
+  if (list.size() != kRoundupIntervals) list.assign(kRoundupIntervals, 0);
   std::size_t last_index = 0;
   bool first_bound = true;
   for (const DivisionListItem& item : items) {
@@ -175,28 +176,28 @@ void check_memory_options(const PyTorchOptions& o, const std::string& strategy) 
 
 }  // namespace
 
-void validate_pytorch_options(const PyTorchOptions& options) {
+void validate_pytorch_options(const PyTorchOptions& options, const std::string& strategy) {
   if (const char* p = max_split_size_problem(options.max_split_size)) {
-    throw value_error("pytorch", "max_split_size", std::to_string(options.max_split_size), p);
+    throw value_error(strategy, "max_split_size", std::to_string(options.max_split_size), p);
   }
   if (const char* p = divisions_problem(options.roundup_power2_divisions)) {
-    throw value_error("pytorch", "roundup_power2_divisions",
+    throw value_error(strategy, "roundup_power2_divisions",
                       std::to_string(options.roundup_power2_divisions), p);
   }
   const auto& list = options.roundup_power2_division_list;
   if (!list.empty() && list.size() != pytorch::kRoundupIntervals) {
-    throw SpecError("pytorch: roundup_power2_division_list must have 16 entries");
+    throw SpecError(strategy + ": roundup_power2_division_list must have 16 entries");
   }
   for (std::uint64_t d : list) {
     if (const char* p = divisions_problem(d)) {
-      throw value_error("pytorch", "roundup_power2_divisions", std::to_string(d), p);
+      throw value_error(strategy, "roundup_power2_divisions", std::to_string(d), p);
     }
   }
   if (const char* p = max_non_split_rounding_problem(options.max_non_split_rounding)) {
-    throw value_error("pytorch", "max_non_split_rounding",
+    throw value_error(strategy, "max_non_split_rounding",
                       std::to_string(options.max_non_split_rounding), p);
   }
-  check_memory_options(options, "pytorch");
+  check_memory_options(options, strategy);
 }
 
 namespace {

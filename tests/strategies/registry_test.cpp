@@ -33,9 +33,9 @@ TEST(Registry, lists_every_builtin_strategy_and_preset_in_order) {
     EXPECT_FALSE(info.summary.empty()) << info.name;
     EXPECT_TRUE(info.make) << info.name;
   }
-  const std::vector<std::string> expected = {"passthrough",  "exact",   "best-fit", "fifo-shrink",
-                                             "per-run-pool", "pytorch", "dfdx",     "dfdx-limit",
-                                             "rten",         "plugin"};
+  const std::vector<std::string> expected = {
+      "passthrough",  "exact", "best-fit",   "fifo-shrink", "per-run-pool", "pytorch",
+      "pytorch-conf", "dfdx",  "dfdx-limit", "rten",        "plugin"};
   EXPECT_EQ(names, expected);
 }
 
@@ -68,12 +68,18 @@ TEST(Registry, every_accepted_key_is_understood) {
                                                      {"per_process_memory_fraction", "0.5"},
                                                      {"device_memory", "80GiB"},
                                                      {"garbage_collection_threshold", "0.8"},
+                                                     {"conf", "max_split_size_mb:128"},
                                                      {"path", ALLOCLAB_EXAMPLE_PLUGIN}};
   SimUpstream sim;
   for (const StrategyInfo& info : builtin_strategies()) {
     for (const std::string& key : info.keys) {
       ASSERT_TRUE(sample.count(key)) << info.name << " accepts an untested key " << key;
       std::string spec = info.name + ":" + key + "=" + sample.at(key);
+      // pytorch-conf's conf is PyTorch's own text in quotes; its other keys follow it.
+      if (info.name == "pytorch-conf") {
+        spec = "pytorch-conf:\"" + sample.at("conf") + "\"";
+        if (key != "conf") spec += "," + key + "=" + sample.at(key);
+      }
       const bool fifo = info.name == "fifo-shrink" || info.name == "dfdx-limit";
       if (fifo && key == "max_ratio") spec += ",match=best-fit";
       if (info.name == "dfdx-limit" && key != "max") spec += ",max=1GB";
@@ -91,7 +97,7 @@ TEST(Registry, every_accepted_key_is_understood) {
 TEST(Registry, unknown_name_lists_the_known_ones) {
   EXPECT_EQ(error_of("foo"),
             "unknown strategy 'foo' (known: passthrough, exact, best-fit, fifo-shrink, "
-            "per-run-pool, pytorch, dfdx, dfdx-limit, rten, plugin)");
+            "per-run-pool, pytorch, pytorch-conf, dfdx, dfdx-limit, rten, plugin)");
   EXPECT_CONTAINS(error_of("foo:max=1"), "unknown strategy 'foo'");
 }
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "alloclab/strategies/params.hpp"
@@ -51,7 +52,10 @@ struct DivisionListItem {
 // bound b also fills every interval below log2(b); each item sets interval log2(b) (clamped);
 // '>' fills from the interval of the previous bound (included) to the end. Throws SpecError
 // naming the item unless bounds are powers of two and divisions 0 or a power of two <= 2^30.
-std::vector<std::uint64_t> division_list(const std::vector<DivisionListItem>& items);
+// `base` is the list before these items (all zeros when empty): PyTorch applies a repeated
+// key's items on top of the previous ones.
+std::vector<std::uint64_t> division_list(const std::vector<DivisionListItem>& items,
+                                         std::vector<std::uint64_t> base = {});
 
 // DeviceCachingAllocator::round_size: the size a request is matched and split at.
 // `divisions` 0 or 1 means no power-of-two rounding. Requires size <= kMaxRequest.
@@ -101,8 +105,9 @@ struct PyTorchOptions {
   std::uint64_t divisions_for(std::uint64_t size) const;
 };
 
-// Throws SpecError naming the option and the accepted values.
-void validate_pytorch_options(const PyTorchOptions& options);
+// Throws SpecError naming the option and the accepted values; messages start with `strategy`.
+void validate_pytorch_options(const PyTorchOptions& options,
+                              const std::string& strategy = "pytorch");
 
 // A snapshot of one segment (for tests and reports), in address order within the segment.
 struct PyTorchBlockInfo {
@@ -157,5 +162,21 @@ std::vector<std::string> pytorch_spec_keys();
 // `per_process_memory_fraction` with `device_memory`, and `garbage_collection_threshold`.
 // Throws SpecError on other keys and on invalid values.
 std::unique_ptr<Strategy> make_pytorch_strategy(const StrategyParams& params, Upstream& upstream);
+
+// PYTORCH_CUDA_ALLOC_CONF, read as PyTorch reads it (AllocatorConfig::parseArgs): `key:value`
+// items separated by ',', spaces ignored, roundup_power2_divisions also as `[B:N,...,>:N]`.
+// Throws SpecError naming the key for a key or value PyTorch would refuse, and for keys PyTorch
+// accepts whose effect the model does not have ("not modelled"), e.g. expandable_segments:True.
+// garbage_collection_threshold is kept even though it needs a memory fraction, which is not part
+// of PYTORCH_CUDA_ALLOC_CONF: the caller adds one and then validates.
+PyTorchOptions parse_pytorch_alloc_conf(std::string_view conf);
+// `pytorch-conf:"CONF"[,per_process_memory_fraction=F,device_memory=BYTES]` or
+// `pytorch-conf:CONF`: whether `spec` names pytorch-conf, and its split into parameters
+// `conf` (the text between the quotes, or everything after ':') and the optional others.
+bool is_pytorch_conf_spec(std::string_view spec);
+ParsedSpec split_pytorch_conf_spec(std::string_view spec);
+// Factory for `pytorch-conf`: the options of `conf`, plus the memory fraction keys.
+std::unique_ptr<Strategy> make_pytorch_conf_strategy(const StrategyParams& params,
+                                                     Upstream& upstream);
 
 }  // namespace alloclab

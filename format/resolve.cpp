@@ -4,7 +4,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "address_map.hpp"
+#include "alloclab/format/address_map.hpp"
 #include "saturating.hpp"
 
 namespace alloclab {
@@ -13,8 +13,9 @@ namespace {
 // Live and recently freed addresses, one pair of maps per device: an address means nothing
 // across devices (cuda:0 and cuda:1 can hand out the same one).
 struct DeviceAddresses {
-  detail::AddressMap live;   // address -> allocation id
-  detail::AddressMap freed;  // addresses freed and not reallocated since (double-free detection)
+  AddressMap<std::uint32_t> live;  // address -> allocation id
+  // Addresses freed and not reallocated since (double-free detection); the value is unused.
+  AddressMap<std::uint32_t> freed;
 };
 
 struct AnomalyNames {
@@ -130,7 +131,7 @@ class StreamResolver::Impl {
   void free_id(DeviceAddresses& device, std::uint64_t address, std::uint32_t id,
                std::uint64_t time) {
     device.live.erase(address);
-    device.freed.put(address, 0);
+    device.freed.insert_or_assign(address, 0);
     emit(ReplayOp::free, id, time);
   }
 
@@ -192,7 +193,7 @@ class StreamResolver::Impl {
     const auto id = static_cast<std::uint32_t>(out_.alloc_size.size());
     out_.alloc_size.push_back(t.size_of(i));
     out_.alloc_origin.push_back(t.origin_index(i));
-    device.live.put(address, id);
+    device.live.insert_or_assign(address, id);
     device.freed.erase(address);
     emit(ReplayOp::alloc, id, time);
   }

@@ -4,10 +4,11 @@
 #include <bit>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
-#include "address_map.hpp"
+#include "alloclab/format/address_map.hpp"
 #include "saturating.hpp"
 
 namespace alloclab {
@@ -79,14 +80,14 @@ void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
   for (const Origin& o : r.origins) slot_of_origin.push_back(slot_of_device[o.device]);
   std::vector<WideBytes> live_on(per_device.size(), 0), peak_on(per_device.size(), 0);
   const auto slot_of = [&](std::uint32_t id) { return slot_of_origin[r.alloc_origin[id]]; };
-  // Allocation time of each live allocation, keyed by id + 1 (keys are nonzero): lifetimes
-  // without a time per allocation of the whole trace.
-  detail::BasicAddressMap<std::uint64_t> alloc_time;
+  // Allocation time of each live allocation, by id: lifetimes without a time per allocation of
+  // the whole trace.
+  AddressMap<std::uint64_t> alloc_time;
   for (std::size_t k = 0; k < r.ops.size(); ++k) {
     const ResolvedOp& op = r.ops[k];
     switch (op.op) {
       case ReplayOp::alloc: {
-        alloc_time.put(std::uint64_t{op.id} + 1, r.op_time_ns[k]);
+        alloc_time.insert_or_assign(op.id, r.op_time_ns[k]);
         live += r.alloc_size[op.id];
         const std::size_t slot = slot_of(op.id);
         DeviceSummary& d = per_device[slot];
@@ -106,14 +107,10 @@ void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
       }
       case ReplayOp::free: {
         // resolve() frees an id once, after its alloc; a hand-made trace may not.
-        const std::uint64_t key = std::uint64_t{op.id} + 1;
-        const std::uint64_t* begin = alloc_time.find(key);
+        const std::optional<std::uint64_t> begin = alloc_time.take(op.id);
         const std::uint64_t end = r.op_time_ns[k];
         ++s.frees;
-        if (begin) {
-          ++s.lifetime_histogram[log2_bucket(end > *begin ? end - *begin : 0)];
-          alloc_time.erase(key);
-        }
+        if (begin) ++s.lifetime_histogram[log2_bucket(end > *begin ? end - *begin : 0)];
         live -= r.alloc_size[op.id];
         const std::size_t slot = slot_of(op.id);
         ++per_device[slot].frees;

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "alloclab/format/address_map.hpp"
 #include "alloclab/replay/cost_model.hpp"
 #include "alloclab/replay/parallel.hpp"
 #include "alloclab/replay/timing.hpp"
@@ -56,91 +57,6 @@ struct Lane {
 struct Totals {
   std::uint64_t requests = 0, hits = 0, failed = 0, evictions = 0, slack = 0, cached = 0;
   std::uint64_t upstream_allocs = 0, upstream_frees = 0;
-};
-
-// The blocks of the live allocations, by allocation id. A vector over every id would hold 16
-// bytes per allocation of the whole trace for the whole replay, while far fewer are live at
-// once. Open addressing on id + 1 (0 marks an empty slot), linear probing, backward-shift
-// deletion (as AddressMap in format/).
-class LiveBlocks {
- public:
-  LiveBlocks() { reset(16); }
-
-  void put(std::uint32_t id, const Block& block) {
-    if ((count_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);
-    insert(id + 1, block);
-  }
-
-  // Removes the block of `id` and returns it; nullopt when `id` holds none.
-  std::optional<Block> take(std::uint32_t id) {
-    const std::uint64_t key = std::uint64_t{id} + 1;
-    std::size_t i = slot(key);
-    while (slots_[i].key != key) {
-      if (slots_[i].key == 0) return std::nullopt;
-      i = (i + 1) & mask_;
-    }
-    const Block block = slots_[i].block;
-    std::size_t hole = i;
-    for (std::size_t j = (i + 1) & mask_; slots_[j].key != 0; j = (j + 1) & mask_) {
-      const std::size_t home = slot(slots_[j].key);
-      const bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
-      if (movable) {
-        slots_[hole] = slots_[j];
-        hole = j;
-      }
-    }
-    slots_[hole] = Slot{};
-    --count_;
-    return block;
-  }
-
-  // Every live id with its block, in id order; the map is left empty.
-  std::vector<std::pair<std::uint32_t, Block>> take_all() {
-    std::vector<std::pair<std::uint32_t, Block>> all;
-    for (const Slot& s : slots_)
-      if (s.key != 0) all.emplace_back(static_cast<std::uint32_t>(s.key - 1), s.block);
-    std::sort(all.begin(), all.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    reset(16);
-    return all;
-  }
-
- private:
-  struct Slot {
-    std::uint64_t key = 0;
-    Block block;
-  };
-
-  std::size_t slot(std::uint64_t key) const {
-    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
-  }
-
-  void insert(std::uint64_t key, const Block& block) {
-    std::size_t i = slot(key);
-    while (slots_[i].key != 0 && slots_[i].key != key) i = (i + 1) & mask_;
-    if (slots_[i].key == 0) ++count_;
-    slots_[i] = Slot{key, block};
-  }
-
-  // Empty slots only: what the map held is dropped, never re-inserted into fewer slots.
-  void reset(std::size_t capacity) {
-    slots_.assign(capacity, Slot{});
-    mask_ = capacity - 1;
-    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(capacity));
-    count_ = 0;
-  }
-
-  void rehash(std::size_t capacity) {
-    std::vector<Slot> old = std::move(slots_);
-    reset(capacity);
-    for (const Slot& s : old)
-      if (s.key != 0) insert(s.key, s.block);
-  }
-
-  std::vector<Slot> slots_;
-  std::size_t mask_ = 0;
-  unsigned shift_ = 0;
-  std::size_t count_ = 0;
 };
 
 class SeriesBuilder {
@@ -238,8 +154,17 @@ class Replayer {
 
   // Real memory must go back: blocks still live at the end (leaks of the trace, or the rest of an
   // interrupted replay) are returned through the strategy, then release() empties its cache.
+  // They go back in the order they were allocated, whatever the map's layout.
   void free_live_blocks() {
-    for (const auto& [id, block] : blocks_.take_all()) lane_of(id).strategy->deallocate(block);
+    std::vector<std::pair<std::uint32_t, Block>> live;
+    live.reserve(blocks_.size());
+    blocks_.for_each([&](std::uint64_t id, const Block& block) {
+      live.emplace_back(static_cast<std::uint32_t>(id), block);
+    });
+    blocks_.clear();
+    std::sort(live.begin(), live.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [id, block] : live) lane_of(id).strategy->deallocate(block);
   }
 
   Lane& lane_of(std::uint32_t id) { return *lanes_[lane_of_origin_[trace_.alloc_origin[id]]]; }
@@ -284,7 +209,7 @@ class Replayer {
     reserved_ += lane.counting->reserved_bytes() - before;
     if (!block) return;  // counted by the strategy as failed; nothing becomes live
     // A block at address 0 counts as never handed out, as for a failed request.
-    if (block->address != 0) blocks_.put(id, *block);
+    if (block->address != 0) blocks_.insert_or_assign(id, *block);
     live_ += size;
     if (options_.check_invariants) check_new_block(lane, k, *block, size);
   }
@@ -384,7 +309,10 @@ class Replayer {
   std::optional<ModelledTime> modelled_;        // with a cost model only; shared by every lane
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::vector<std::size_t> lane_of_origin_;
-  LiveBlocks blocks_;
+  // The blocks of the live allocations, by allocation id. A vector over every id would hold 16
+  // bytes per allocation of the whole trace for the whole replay, while far fewer are live at
+  // once.
+  AddressMap<Block> blocks_;
   std::uint64_t live_ = 0, reserved_ = 0, peak_live_ = 0, peak_reserved_ = 0;
   bool in_run_ = false;
   RunMetrics run_;

@@ -276,7 +276,7 @@ int PluginStrategy::bridge_allocate(void* context, std::uint64_t bytes,
   if (self->pending_) return 1;  // the upstream already threw during this call: stop here
   try {
     if (const std::optional<Block> block = self->upstream_.allocate(bytes)) {
-      *self->held_.try_emplace(block->address).first = block->capacity;
+      self->held_.insert_or_assign(block->address, block->capacity);
       *out = alloclab_block{block->address, block->capacity};
       return 0;
     }

@@ -5,14 +5,19 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <charconv>
+#include <cstddef>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "alloclab/format/address_map.hpp"
 
 namespace alloclab {
 
@@ -44,7 +49,59 @@ std::uint64_t allocation_size(std::uint64_t rounded) {
   return kRoundLarge * ((rounded + kRoundLarge - 1) / kRoundLarge);
 }
 
+std::size_t roundup_interval(std::uint64_t size) {
+  if (size == 0) return 0;
+  const unsigned log2 = static_cast<unsigned>(std::bit_width(size)) - 1;
+  if (log2 <= kRoundupFirstLog2) return 0;
+  return std::min<std::size_t>(log2 - kRoundupFirstLog2, kRoundupIntervals - 1);
+}
+
+std::vector<std::uint64_t> division_list(const std::vector<DivisionListItem>& items,
+                                         std::vector<std::uint64_t> list) {
+  if (items.empty()) throw SpecError("roundup_power2_divisions: the list is empty");
+  if (list.size() != kRoundupIntervals) list.assign(kRoundupIntervals, 0);
+  std::size_t last_index = 0;
+  bool first_bound = true;
+  for (const DivisionListItem& item : items) {
+    const std::string shown = (item.bound ? std::to_string(*item.bound) : std::string(">")) + ":" +
+                              std::to_string(item.divisions);
+    if (item.divisions != 0 &&
+        (!std::has_single_bit(item.divisions) || item.divisions > kMaxDivisions)) {
+      throw SpecError("roundup_power2_divisions: item '" + shown +
+                      "': divisions must be 0 (off) or a power of two up to 2^30");
+    }
+    if (!item.bound) {
+      // As PyTorch: from the previous bound's interval (included) to the end.
+      std::fill(list.begin() + static_cast<std::ptrdiff_t>(last_index), list.end(), item.divisions);
+      continue;
+    }
+    if (!std::has_single_bit(*item.bound)) {
+      throw SpecError("roundup_power2_divisions: item '" + shown +
+                      "': the bound must be a power of two (a size in MiB)");
+    }
+    const std::size_t index = std::min<std::size_t>(
+        static_cast<std::size_t>(std::countr_zero(*item.bound)), kRoundupIntervals - 1);
+    if (first_bound) {
+      std::fill(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(index), item.divisions);
+      first_bound = false;
+    }
+    list[index] = item.divisions;
+    last_index = index;
+  }
+  return list;
+}
+
 }  // namespace pytorch
+
+std::uint64_t PyTorchOptions::allowed_memory() const {
+  if (!per_process_memory_fraction) return pytorch::kUnlimited;
+  return per_process_memory_fraction->max_capacity(device_memory);
+}
+
+std::uint64_t PyTorchOptions::divisions_for(std::uint64_t size) const {
+  if (roundup_power2_division_list.empty()) return roundup_power2_divisions;
+  return roundup_power2_division_list[pytorch::roundup_interval(size)];
+}
 
 namespace {
 
@@ -58,6 +115,22 @@ const char* max_split_size_problem(std::uint64_t m) {
   return "expected a whole number of MiB, at least 20MiB (PyTorch's max_split_size_mb >= 20)";
 }
 
+const char* max_non_split_rounding_problem(std::uint64_t m) {
+  if (m >= pytorch::kLargeBuffer && m % pytorch::kMiB == 0) return nullptr;
+  return "expected a whole number of MiB, at least 20MiB (PyTorch's max_non_split_rounding_mb "
+         ">= 20)";
+}
+
+const char* fraction_problem(const Ratio& f) {
+  if (f.num <= f.den) return nullptr;
+  return "expected a fraction from 0 to 1 (PyTorch's set_per_process_memory_fraction)";
+}
+
+const char* gc_threshold_problem(const Ratio& t) {
+  if (t.num > 0 && t.num < t.den) return nullptr;
+  return "expected a fraction strictly between 0 and 1 (PyTorch refuses others)";
+}
+
 const char* divisions_problem(std::uint64_t d) {
   if (d == 0 || (std::has_single_bit(d) && d <= pytorch::kMaxDivisions)) return nullptr;
   return "expected 0 (off) or a power of two up to 2^30";
@@ -69,16 +142,62 @@ SpecError value_error(const std::string& strategy, std::string_view key, std::st
                    "': " + problem);
 }
 
+std::string ratio_text(const Ratio& r) {
+  return std::to_string(r.num) + "/" + std::to_string(r.den);
+}
+
+// The settings that only mean something together (see PyTorchOptions).
+void check_memory_options(const PyTorchOptions& o, const std::string& strategy) {
+  if (o.per_process_memory_fraction) {
+    if (const char* p = fraction_problem(*o.per_process_memory_fraction)) {
+      throw value_error(strategy, "per_process_memory_fraction",
+                        ratio_text(*o.per_process_memory_fraction), p);
+    }
+    if (o.device_memory == 0) {
+      throw SpecError(strategy +
+                      ": 'per_process_memory_fraction' needs 'device_memory' (the device's "
+                      "memory, e.g. device_memory=80GiB)");
+    }
+  } else if (o.device_memory != 0) {
+    throw SpecError(strategy + ": 'device_memory' is only used with 'per_process_memory_fraction'");
+  }
+  if (o.garbage_collection_threshold) {
+    if (const char* p = gc_threshold_problem(*o.garbage_collection_threshold)) {
+      throw value_error(strategy, "garbage_collection_threshold",
+                        ratio_text(*o.garbage_collection_threshold), p);
+    }
+    if (!o.per_process_memory_fraction) {
+      throw SpecError(strategy +
+                      ": 'garbage_collection_threshold' needs 'per_process_memory_fraction' "
+                      "(PyTorch collects only once a memory fraction is set)");
+    }
+  }
+}
+
 }  // namespace
 
-void validate_pytorch_options(const PyTorchOptions& options) {
+void validate_pytorch_options(const PyTorchOptions& options, const std::string& strategy) {
   if (const char* p = max_split_size_problem(options.max_split_size)) {
-    throw value_error("pytorch", "max_split_size", std::to_string(options.max_split_size), p);
+    throw value_error(strategy, "max_split_size", std::to_string(options.max_split_size), p);
   }
   if (const char* p = divisions_problem(options.roundup_power2_divisions)) {
-    throw value_error("pytorch", "roundup_power2_divisions",
+    throw value_error(strategy, "roundup_power2_divisions",
                       std::to_string(options.roundup_power2_divisions), p);
   }
+  const auto& list = options.roundup_power2_division_list;
+  if (!list.empty() && list.size() != pytorch::kRoundupIntervals) {
+    throw SpecError(strategy + ": roundup_power2_division_list must have 16 entries");
+  }
+  for (std::uint64_t d : list) {
+    if (const char* p = divisions_problem(d)) {
+      throw value_error(strategy, "roundup_power2_divisions", std::to_string(d), p);
+    }
+  }
+  if (const char* p = max_non_split_rounding_problem(options.max_non_split_rounding)) {
+    throw value_error(strategy, "max_non_split_rounding",
+                      std::to_string(options.max_non_split_rounding), p);
+  }
+  check_memory_options(options, strategy);
 }
 
 namespace {
@@ -116,6 +235,8 @@ struct Node {
   Node* next = nullptr;
   Segment* segment = nullptr;
   Pool::iterator where{};  // this piece's pool entry; valid only while !allocated
+  // Impl::large_searches when the piece last entered its pool (PyTorch's gc_count_base).
+  std::uint64_t gc_base = 0;
   bool allocated = false;
 };
 
@@ -136,7 +257,7 @@ class NodeArena {
     if (free_ == nullptr) grow();
     Node* n = free_;
     free_ = n->next;
-    *n = Node{address, size, stream, prev, next, segment, {}, false};
+    *n = Node{address, size, stream, prev, next, segment, {}, 0, false};
     return n;
   }
   void recycle(Node* n) {
@@ -155,69 +276,6 @@ class NodeArena {
   Node* free_ = nullptr;
 };
 
-// Handed-out pieces by address: open addressing with linear probing and backward-shift
-// deletion (no tombstones). kEmpty can never be the address of a piece of >= 512 bytes.
-class HandedOutMap {
- public:
-  HandedOutMap() { rehash(64); }
-  std::size_t size() const { return count_; }
-  Node* find(std::uint64_t address) const {
-    for (std::size_t i = slot(address);; i = (i + 1) & mask_) {
-      if (keys_[i] == address) return values_[i];
-      if (keys_[i] == kEmpty) return nullptr;
-    }
-  }
-  void insert(std::uint64_t address, Node* node) {
-    if ((count_ + 1) * 2 > keys_.size()) rehash(keys_.size() * 2);
-    std::size_t i = slot(address);
-    while (keys_[i] != kEmpty) i = (i + 1) & mask_;
-    keys_[i] = address;
-    values_[i] = node;
-    ++count_;
-  }
-  // Requires `address` to be present.
-  void erase(std::uint64_t address) {
-    std::size_t i = slot(address);
-    while (keys_[i] != address) i = (i + 1) & mask_;
-    // Shift later members of the probe run back so that every key stays reachable.
-    for (std::size_t j = (i + 1) & mask_; keys_[j] != kEmpty; j = (j + 1) & mask_) {
-      const std::size_t home = slot(keys_[j]);
-      // keys_[j] may move to i unless its home lies cyclically in (i, j].
-      const bool home_in_between = i <= j ? (i < home && home <= j) : (i < home || home <= j);
-      if (!home_in_between) {
-        keys_[i] = keys_[j];
-        values_[i] = values_[j];
-        i = j;
-      }
-    }
-    keys_[i] = kEmpty;
-    --count_;
-  }
-
- private:
-  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
-  std::size_t slot(std::uint64_t address) const {
-    return static_cast<std::size_t>((address * 0x9e3779b97f4a7c15ULL) >> shift_);
-  }
-  void rehash(std::size_t capacity) {
-    std::vector<std::uint64_t> old_keys = std::move(keys_);
-    std::vector<Node*> old_values = std::move(values_);
-    keys_.assign(capacity, kEmpty);
-    values_.assign(capacity, nullptr);
-    mask_ = capacity - 1;
-    shift_ = 64 - std::countr_zero(capacity);
-    count_ = 0;
-    for (std::size_t i = 0; i < old_keys.size(); ++i) {
-      if (old_keys[i] != kEmpty) insert(old_keys[i], old_values[i]);
-    }
-  }
-  std::vector<std::uint64_t> keys_;
-  std::vector<Node*> values_;
-  std::size_t mask_ = 0;
-  int shift_ = 64;
-  std::size_t count_ = 0;
-};
-
 }  // namespace
 
 struct PyTorchCachingStrategy::Impl {
@@ -234,10 +292,16 @@ struct PyTorchCachingStrategy::Impl {
   std::vector<Pool::node_type> spare_entries;
   // Invariant: a Node is in exactly one of {its segment's pool (through `where`), active}: in
   // the pool iff !allocated.
-  HandedOutMap active;  // handed-out pieces by address
+  AddressMap<Node*> active;  // handed-out pieces by address
   std::map<std::uint64_t, Segment> segments_by_address;
   std::uint64_t reserved = 0;
   std::uint64_t allocated = 0;
+  // PyTorch's large_blocks.get_free_blocks_call_count: searches of the large pool, counted only
+  // when garbage collection is on. A cached piece's age is this minus its gc_base.
+  std::uint64_t large_searches = 0;
+  const bool gc_enabled =
+      options.garbage_collection_threshold.has_value() && options.per_process_memory_fraction;
+  const std::uint64_t allowed = options.allowed_memory();
 
   Pool& pool_of(const Node* n) { return n->segment->small ? small_blocks : large_blocks; }
   void update_cached() { stats.cached_bytes = reserved - allocated; }
@@ -252,6 +316,7 @@ struct PyTorchCachingStrategy::Impl {
   }
   // `pool` is pool_of(n).
   void cache(Pool& pool, Node* n) {
+    n->gc_base = large_searches;
     if (spare_entries.empty()) {
       n->where = pool.insert(PoolEntry{n->stream, n->size, n->address, n}).first;
       return;
@@ -271,6 +336,7 @@ struct PyTorchCachingStrategy::Impl {
   // allocation). Either way the pool holds the same keys as erase + insert would leave, so every
   // later search gives the same answer.
   void rekey(Pool& pool, Pool::iterator where, Node* n) {
+    n->gc_base = large_searches;  // the piece re-enters the pool, as in PyTorch
     const PoolEntry entry{n->stream, n->size, n->address, n};
     const ByStreamSizeAddress less;
     const bool after_prev = where == pool.begin() || less(*std::prev(where), entry);
@@ -295,13 +361,16 @@ struct PyTorchCachingStrategy::Impl {
     const std::uint64_t max_split = options.max_split_size;
     // Do not return an oversize block for a request below max_split_size.
     if (size < max_split && it->size >= max_split) return pool.end();
-    // An oversize block may serve a large request, but only within kLargeBuffer of it.
-    if (size >= max_split && it->size >= size + pytorch::kLargeBuffer) return pool.end();
+    // An oversize block may serve a large request, but only within max_non_split_rounding of
+    // it (written as a difference: it->size >= size here, and the sum could overflow).
+    if (size >= max_split && it->size - size >= options.max_non_split_rounding) return pool.end();
     return it;
   }
 
   // alloc_block: a new segment of `alloc_size` bytes, not in any pool yet.
+  // With a memory fraction, a segment beyond the allowed bytes fails like the upstream would.
   Node* alloc_block(std::uint64_t alloc_size, std::uint64_t stream, bool small) {
+    if (alloc_size > allowed || reserved > allowed - alloc_size) return nullptr;
     std::optional<Block> got = upstream.allocate(alloc_size);
     if (!got) return nullptr;
     auto [it, inserted] = segments_by_address.try_emplace(got->address);
@@ -374,6 +443,44 @@ struct PyTorchCachingStrategy::Impl {
     }
   }
 
+  // garbage_collect_cached_blocks: when reserved > floor(threshold * allowed), free whole
+  // segments of the large pool (all streams) whose age is at least the average age of those
+  // segments, pass after pass (the average taken afresh at the start of each), until the excess
+  // is reclaimed or a pass frees nothing. A pass does not stop at the target, as in PyTorch.
+  void garbage_collect_cached_blocks() {
+    const std::uint64_t threshold = options.garbage_collection_threshold->max_capacity(allowed);
+    if (reserved <= threshold) return;
+    const std::uint64_t target = reserved - threshold;
+    auto whole = [](const Node* n) { return n->prev == nullptr && n->next == nullptr; };
+    __extension__ typedef unsigned __int128 U128;
+    U128 total_age = 0;
+    std::uint64_t freeable = 0;
+    for (const PoolEntry& e : large_blocks) {
+      if (!whole(e.node)) continue;
+      total_age += large_searches - e.node->gc_base;
+      ++freeable;
+    }
+    std::uint64_t reclaimed = 0;
+    bool freed = true;
+    while (reclaimed < target && freed && freeable > 0) {
+      // age >= total_age / freeable, compared exactly.
+      const U128 pass_total = total_age;
+      const std::uint64_t pass_count = freeable;
+      freed = false;
+      for (auto it = large_blocks.begin(); it != large_blocks.end();) {
+        Node* n = it->node;
+        ++it;
+        const std::uint64_t age = large_searches - n->gc_base;
+        if (!whole(n) || U128{age} * pass_count < pass_total) continue;
+        freed = true;
+        reclaimed += n->size;
+        total_age -= age;
+        --freeable;
+        release_block(n, true);
+      }
+    }
+  }
+
   // should_split: small pool when the rest is >= kMinBlockSize; large pool when the request is
   // below max_split_size and the rest is > kSmallSize.
   bool should_split(const Node* n, std::uint64_t size) const {
@@ -426,9 +533,10 @@ struct PyTorchCachingStrategy::Impl {
       ++stats.failed;
       return std::nullopt;
     }
-    const std::uint64_t rounded = pytorch::round_size(size, options.roundup_power2_divisions);
+    const std::uint64_t rounded = pytorch::round_size(size, options.divisions_for(size));
     const bool small = rounded <= pytorch::kSmallSize;
     Pool& pool = small ? small_blocks : large_blocks;
+    if (gc_enabled && !small) ++large_searches;
 
     Node* n = nullptr;
     const Pool::iterator found = get_free_block(pool, stream, rounded);
@@ -445,6 +553,7 @@ struct PyTorchCachingStrategy::Impl {
       }
     } else {
       const std::uint64_t alloc_size = pytorch::allocation_size(rounded);
+      if (gc_enabled) garbage_collect_cached_blocks();
       n = alloc_block(alloc_size, stream, small);
       if (n == nullptr && release_available_cached_blocks(pool, stream, rounded)) {
         n = alloc_block(alloc_size, stream, small);
@@ -466,7 +575,7 @@ struct PyTorchCachingStrategy::Impl {
     }
     n->allocated = true;
     allocated += n->size;
-    active.insert(n->address, n);
+    active.insert_or_assign(n->address, n);
     if (hit) {
       ++stats.hits;
       stats.slack_bytes += n->size - rounded;
@@ -479,13 +588,15 @@ struct PyTorchCachingStrategy::Impl {
   // piece takes over a free neighbour's pool entry when there is one (one rekey instead of
   // erase + insert); with two free neighbours the second entry is dropped.
   void deallocate(const Block& block) {
-    Node* n = active.find(block.address);
-    if (n == nullptr || n->size != block.capacity) {
+    // One probe: taken out, and put back if the block is not the piece handed out there.
+    const std::optional<Node*> taken = active.take(block.address);
+    if (!taken || (*taken)->size != block.capacity) {
+      if (taken) active.insert_or_assign(block.address, *taken);
       throw std::invalid_argument("pytorch: deallocate of a block it did not hand out (address " +
                                   std::to_string(block.address) + ", capacity " +
                                   std::to_string(block.capacity) + ")");
     }
-    active.erase(block.address);
+    Node* const n = *taken;
     n->allocated = false;
     allocated -= n->size;
     Pool& pool = pool_of(n);
@@ -552,11 +663,72 @@ std::vector<PyTorchSegmentInfo> PyTorchCachingStrategy::segments() const {
   return out;
 }
 
+namespace {
+
+// `256:1/512:2/>:8`: PyTorch's `[256:1,512:2,>:8]` with '/' between items, since ',' separates
+// the parameters of a spec.
+std::vector<std::uint64_t> parse_division_list(const std::string& strategy, std::string_view text) {
+  std::vector<pytorch::DivisionListItem> items;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t slash = text.find('/', begin);
+    const std::string_view item = trim_spaces(text.substr(begin, slash - begin));
+    const std::size_t colon = item.find(':');
+    auto bad = [&](const char* why) {
+      return SpecError(strategy + ": bad item " + single_quoted(item) +
+                       " in 'roundup_power2_divisions': " + why);
+    };
+    if (colon == std::string_view::npos) {
+      throw bad("expected BOUND:DIVISIONS or >:DIVISIONS");
+    }
+    auto number = [&](std::string_view t, std::uint64_t& out) {
+      t = trim_spaces(t);
+      const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
+      return !t.empty() && ec == std::errc() && ptr == t.data() + t.size();
+    };
+    pytorch::DivisionListItem parsed;
+    const std::string_view bound = trim_spaces(item.substr(0, colon));
+    if (bound != ">") {
+      std::uint64_t b = 0;
+      if (!number(bound, b)) throw bad("the bound must be a whole number of MiB or '>'");
+      parsed.bound = b;
+    }
+    if (!number(item.substr(colon + 1), parsed.divisions)) {
+      throw bad("the divisions must be a whole number");
+    }
+    items.push_back(parsed);
+    if (slash == std::string_view::npos) break;
+    begin = slash + 1;
+  }
+  try {
+    return pytorch::division_list(items);
+  } catch (const SpecError& e) {
+    throw SpecError(strategy + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> pytorch_spec_keys() {
+  return {"max_split_size",         "roundup_power2_divisions",
+          "max_non_split_rounding", "per_process_memory_fraction",
+          "device_memory",          "garbage_collection_threshold"};
+}
+
 std::unique_ptr<Strategy> make_pytorch_strategy(const StrategyParams& params, Upstream& upstream) {
-  params.check_keys({"max_split_size", "roundup_power2_divisions"});
+  params.check_keys(pytorch_spec_keys());
   PyTorchOptions options;
   options.max_split_size = params.size("max_split_size", pytorch::kUnlimited);
-  options.roundup_power2_divisions = params.count("roundup_power2_divisions", 0);
+  const std::optional<std::string> divisions = params.text("roundup_power2_divisions");
+  if (divisions && divisions->find(':') != std::string::npos) {
+    options.roundup_power2_division_list = parse_division_list(params.strategy(), *divisions);
+  } else {
+    options.roundup_power2_divisions = params.count("roundup_power2_divisions", 0);
+  }
+  options.max_non_split_rounding = params.size("max_non_split_rounding", pytorch::kLargeBuffer);
+  options.per_process_memory_fraction = params.ratio("per_process_memory_fraction");
+  options.device_memory = params.size("device_memory", 0);
+  options.garbage_collection_threshold = params.ratio("garbage_collection_threshold");
   // Report a bad value as the user wrote it, under the strategy name they used.
   if (const char* p = max_split_size_problem(options.max_split_size)) {
     throw value_error(params.strategy(), "max_split_size", *params.text("max_split_size"), p);
@@ -565,6 +737,27 @@ std::unique_ptr<Strategy> make_pytorch_strategy(const StrategyParams& params, Up
     throw value_error(params.strategy(), "roundup_power2_divisions",
                       *params.text("roundup_power2_divisions"), p);
   }
+  if (const char* p = max_non_split_rounding_problem(options.max_non_split_rounding)) {
+    throw value_error(params.strategy(), "max_non_split_rounding",
+                      *params.text("max_non_split_rounding"), p);
+  }
+  if (options.per_process_memory_fraction) {
+    if (const char* p = fraction_problem(*options.per_process_memory_fraction)) {
+      throw value_error(params.strategy(), "per_process_memory_fraction",
+                        *params.text("per_process_memory_fraction"), p);
+    }
+  }
+  if (options.garbage_collection_threshold) {
+    if (const char* p = gc_threshold_problem(*options.garbage_collection_threshold)) {
+      throw value_error(params.strategy(), "garbage_collection_threshold",
+                        *params.text("garbage_collection_threshold"), p);
+    }
+  }
+  if (params.has("device_memory") && options.device_memory == 0) {
+    throw value_error(params.strategy(), "device_memory", *params.text("device_memory"),
+                      "expected a size above 0");
+  }
+  check_memory_options(options, params.strategy());
   return std::make_unique<PyTorchCachingStrategy>(upstream, options);
 }
 

@@ -54,10 +54,12 @@ std::vector<StrategyInfo> make_table() {
        "pool emptied at each run end; smallest fitting block, earliest added on ties",
        {"round", "min_size"},
        &PerRunPoolStrategy::from_params},
-      {"pytorch",
-       "model of PyTorch's CUDA caching allocator (docs/strategies.md)",
-       {"max_split_size", "roundup_power2_divisions"},
-       &make_pytorch_strategy},
+      {"pytorch", "model of PyTorch's CUDA caching allocator (docs/strategies.md)",
+       pytorch_spec_keys(), &make_pytorch_strategy},
+      {"pytorch-conf",
+       "pytorch from a PYTORCH_CUDA_ALLOC_CONF string: pytorch-conf:\"max_split_size_mb:128,...\"",
+       {"conf", "per_process_memory_fraction", "device_memory"},
+       &make_pytorch_conf_strategy},
       {"dfdx", "preset: exact (dfdx's TensorCache)", {"round"}, &ExactStrategy::from_params},
       {"dfdx-limit", "preset: fifo-shrink with max required (dfdx PR #709)", fifo_shrink_keys(),
        &make_dfdx_limit},
@@ -82,8 +84,12 @@ const std::vector<StrategyInfo>& builtin_strategies() {
 std::unique_ptr<Strategy> make_strategy(std::string_view spec, Upstream& upstream) {
   // A plug-in spec starts with a path rather than key=value, and only the loaded plug-in knows
   // which keys it takes: strategies/plugin.cpp splits the spec and checks the keys.
+  // A pytorch-conf spec carries PyTorch's own `key:value,...` text, whose commas are not spec
+  // separators: strategies/pytorch_conf.cpp splits it.
   const bool plugin = is_plugin_spec(spec);
-  ParsedSpec parsed = plugin ? split_plugin_spec(spec) : split_spec(spec);
+  ParsedSpec parsed = plugin                       ? split_plugin_spec(spec)
+                      : is_pytorch_conf_spec(spec) ? split_pytorch_conf_spec(spec)
+                                                   : split_spec(spec);
   const std::vector<StrategyInfo>& table = builtin_strategies();
   for (const StrategyInfo& info : table) {
     if (info.name != parsed.name) continue;

@@ -5,7 +5,6 @@
 #include <exception>
 #include <string_view>
 
-#include "../address_map.hpp"
 #include "alloclab/format/alt/alt.hpp"
 #include "alloclab/format/event_attrs.hpp"
 #include "chunk_columns.hpp"
@@ -157,8 +156,8 @@ void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end, bo
     }
     const Op op = trace.op(i);
     const std::uint64_t address = trace.address(i);
-    // The map cannot hold address 0: a block there is never referenced, its free is delta-coded
-    // like any other.
+    // Address 0 never enters the map: a block there is never referenced, its free is
+    // delta-coded like any other.
     Block* block = address ? scratch.blocks.find(address) : nullptr;
     if (op == Op::free) {
       if (block && block->live) {
@@ -171,7 +170,7 @@ void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end, bo
       refs.put(0);
       deltas.put(zigzag(static_cast<std::int64_t>(address - previous_address)));
       previous_address = address;
-      if (address != 0) scratch.blocks.put(address, {frees++, Block::no_ring, false});
+      if (address != 0) scratch.blocks.insert_or_assign(address, {frees++, Block::no_ring, false});
     } else if (op == Op::alloc) {
       const std::uint64_t size = trace.size_of(i);
       const std::uint32_t ring = FreedBlocks::ring_for(size);
@@ -195,12 +194,12 @@ void encode_addresses(const Trace& trace, std::size_t begin, std::size_t end, bo
       if (block)
         *block = made;
       else if (address != 0)
-        scratch.blocks.put(address, made);
+        scratch.blocks.insert_or_assign(address, made);
       // A block taken from its ring is seldom split (it has the request's size class), and the
       // map costs a write per allocation: only the others are indexed.
       if (address != 0 && rank < 0)
         if (const std::uint64_t next = FreedBlocks::end_of(address, size))
-          scratch.ends.put(next, allocs);
+          scratch.ends.insert_or_assign(next, allocs);
       live.push(address != 0);
       ++allocs;
     } else {

@@ -56,7 +56,7 @@
 #include <string>
 #include <vector>
 
-#include "../address_map.hpp"
+#include "alloclab/format/address_map.hpp"
 #include "alloclab/format/trace.hpp"
 #include "freed_blocks.hpp"
 #include "layout.hpp"
@@ -121,8 +121,8 @@ struct EncodeScratch {
     bool live = false;
   };
   static_assert(FreedBlocks::ring_count <= Block::no_ring);
-  BasicAddressMap<Block> blocks;
-  BasicAddressMap<std::uint32_t> ends;  // FreedBlocks::end_of an allocation -> its index
+  AddressMap<Block> blocks;
+  AddressMap<std::uint32_t> ends;  // FreedBlocks::end_of an allocation -> its index
   FreedBlocks freed;
   LiveOrder live;  // by ordinal: which of the group's allocations no free referenced yet
   // How far the group got: its allocations, its frees of nonzero addresses, the last address.

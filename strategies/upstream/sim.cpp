@@ -32,7 +32,7 @@ std::optional<Block> SimUpstream::allocate(std::uint64_t bytes) {
   if (span > kMax - next_address_) return std::nullopt;  // the virtual address space is used up
   const Block block{next_address_, bytes};
   next_address_ += span;
-  *live_.try_emplace(block.address).first = block.capacity;
+  live_.insert_or_assign(block.address, block.capacity);
   reserved_bytes_ += bytes;
   return block;
 }

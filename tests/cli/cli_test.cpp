@@ -258,4 +258,31 @@ TEST(Cli, unknown_shape_lists_the_accepted_ones) {
   EXPECT_NE(r.output.find("cnn, transformer, random"), std::string::npos);
 }
 
+TEST(Cli, replay_takes_a_pytorch_alloc_conf_as_pasted_and_refuses_what_is_not_modelled) {
+  const std::string trace = std::string(ALLOCLAB_TRACES_DIR) + "/torch-cnn-training.alt";
+  const std::string report = temp_path("pytorch-conf.json");
+  const Result same = run("replay " + trace +
+                          " -s pytorch:max_split_size=64MiB,roundup_power2_divisions=4"
+                          " -s 'pytorch-conf:\"max_split_size_mb:64, roundup_power2_divisions:4\"'"
+                          " --json " +
+                          report);
+  ASSERT_EQ(same.status, 0) << same.output;
+  std::ifstream in(report);
+  nlohmann::json doc = nlohmann::json::parse(in);
+  std::filesystem::remove(report);
+  ASSERT_EQ(doc["results"].size(), 2u);
+  // The same model with the same options: every result but the name and the timing agrees.
+  for (auto& r : doc["results"]) {
+    r.erase("strategy");
+    r.erase("timing");
+  }
+  EXPECT_EQ(doc["results"][0], doc["results"][1]);
+  EXPECT_GT(doc["results"][0]["hits"].get<std::uint64_t>(), 0u);
+  const Result refused = run("replay " + trace + " -s 'pytorch-conf:\"expandable_segments:True\"'");
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_EQ(refused.output,
+            "alloclab: error: pytorch-conf: 'expandable_segments:True' is not modelled (the model "
+            "has fixed-size segments only)\n");
+}
+
 }  // namespace

@@ -3,14 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
-#include <condition_variable>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 
 #include "alloclab/format/formats.hpp"
 #include "alloclab/replay/report.hpp"
@@ -20,6 +14,7 @@
 #include "alloclab/strategies/upstream/host_malloc.hpp"
 #include "alloclab/strategies/upstream/host_mmap.hpp"
 #include "alloclab/strategies/upstream/registry.hpp"
+#include "tests/watchdog.hpp"
 
 namespace alloclab {
 namespace {
@@ -121,33 +116,6 @@ ResolvedTrace trace_with_leaks(std::size_t live_at_end) {
   return resolve(trace);
 }
 
-// A replay that never ends must fail the test, not hold the suite until ctest's timeout.
-class Watchdog {
- public:
-  explicit Watchdog(int seconds)
-      : thread_([this, seconds] {
-          std::unique_lock lock(mutex_);
-          if (!done_cv_.wait_for(lock, std::chrono::seconds(seconds), [this] { return done_; })) {
-            std::fprintf(stderr, "replay did not finish within %d s\n", seconds);
-            std::_Exit(1);
-          }
-        }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard lock(mutex_);
-      done_ = true;
-    }
-    done_cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable done_cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
 TEST(RealReplay, traces_ending_with_live_blocks_finish_and_count_as_in_simulation) {
   for (const std::size_t leaks : {0u, 17u, 1000u, 100000u}) {
     const ResolvedTrace trace = trace_with_leaks(leaks);
@@ -155,7 +123,7 @@ TEST(RealReplay, traces_ending_with_live_blocks_finish_and_count_as_in_simulatio
       const StrategyResult sim = replay_sim(trace, spec).result;
       for (const char* upstream : {"host-malloc", "host-mmap"}) {
         if (leaks == 100000 && std::string(upstream) == "host-mmap") continue;  // 100k mappings
-        Watchdog watchdog(120);
+        test::Watchdog watchdog(120, "replay");
         const StrategyResult real = replay_trace(trace, spec, real_options(upstream)).result;
         EXPECT_EQ(counters_json(sim), counters_json(real))
             << spec << " with " << leaks << " leaks over " << upstream;

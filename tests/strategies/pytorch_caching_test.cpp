@@ -480,6 +480,156 @@ TEST(PyTorchStrategy, roundup_power2_divisions_rounds_to_steps_between_powers_of
   EXPECT_EQ(pt::round_size(1 * MiB - 100, 8), 1 * MiB);
 }
 
+TEST(PyTorchStrategy, division_list_sets_one_interval_per_power_of_two_from_1mib) {
+  // Interval k holds requests with floor(log2 s) = 20 + k, clamped to [0, 15].
+  EXPECT_EQ(pt::roundup_interval(1 * KiB), 0u);
+  EXPECT_EQ(pt::roundup_interval(2 * MiB - 1), 0u);
+  EXPECT_EQ(pt::roundup_interval(2 * MiB), 1u);
+  EXPECT_EQ(pt::roundup_interval(256 * MiB), 8u);
+  EXPECT_EQ(pt::roundup_interval(512 * MiB - 1), 8u);
+  EXPECT_EQ(pt::roundup_interval(64 * 1024 * MiB), 15u);
+  using Items = std::vector<pt::DivisionListItem>;
+  // PyTorch's documented example [256:1,512:2,1024:4,>:8]: 256 fills intervals 0..8 with 1,
+  // 512 sets interval 9 to 2, 1024 sets interval 10 to 4, and '>' fills from interval 10
+  // (included, as PyTorch does) to the end with 8.
+  std::vector<std::uint64_t> want(16, 8);
+  for (int k = 0; k <= 8; ++k) want[k] = 1;
+  want[9] = 2;
+  EXPECT_EQ(pt::division_list(Items{{256, 1}, {512, 2}, {1024, 4}, {std::nullopt, 8}}), want);
+  EXPECT_EQ(pt::division_list(Items{{std::nullopt, 4}}), std::vector<std::uint64_t>(16, 4));
+  // Only the first bound fills the intervals below it; bounds past 32 GiB clamp to interval 15.
+  std::vector<std::uint64_t> two(16, 0);
+  for (int k = 0; k <= 6; ++k) two[k] = 4;
+  two[15] = 2;
+  EXPECT_EQ(pt::division_list(Items{{64, 4}, {128, 0}, {std::uint64_t{1} << 40, 2}}), two);
+  EXPECT_THROW(pt::division_list(Items{{3, 2}}), alloclab::SpecError);  // bound not a power of 2
+  EXPECT_THROW(pt::division_list(Items{{4, 3}}), alloclab::SpecError);  // divisions neither
+  EXPECT_THROW(pt::division_list(Items{}), alloclab::SpecError);
+}
+
+TEST(PyTorchStrategy, a_division_list_rounds_each_size_with_its_own_interval) {
+  // [4:2,8:4]: intervals 0..2 (below 8 MiB) get 2 divisions, interval 3 (8..16 MiB) 4, the rest
+  // none (512-byte rounding).
+  PyTorchOptions o;
+  o.roundup_power2_division_list = pt::division_list({{4, 2}, {8, 4}});
+  EXPECT_EQ(o.divisions_for(5 * MiB + 1), 2u);
+  EXPECT_EQ(o.divisions_for(9 * MiB), 4u);
+  EXPECT_EQ(o.divisions_for(17 * MiB), 0u);
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, o);
+  // 5 MiB + 1, 2 divisions: steps of 4 MiB / 2 -> 6 MiB; a 20 MiB segment, split (rest 14 MiB).
+  EXPECT_EQ(take(s, 5 * MiB + 1).capacity, 6 * MiB);
+  // 9 MiB, 4 divisions: steps of 8 MiB / 4 -> 10 MiB; a hit on the 14 MiB rest, split (rest 4).
+  EXPECT_EQ(take(s, 9 * MiB).capacity, 10 * MiB);
+  EXPECT_EQ(s.stats().hits, 1u);
+  // 17 MiB, no divisions: 17 MiB; no fit (4 MiB cached): an 18 MiB segment, rest 1 MiB kept.
+  EXPECT_EQ(take(s, 17 * MiB).capacity, 18 * MiB);
+  EXPECT_EQ(s.reserved_bytes(), 38 * MiB);
+}
+
+// --- max_non_split_rounding -----------------------------------------------------------------
+
+TEST(PyTorchStrategy, max_non_split_rounding_widens_what_an_oversize_block_may_serve) {
+  PyTorchOptions o = max_split(40 * MiB);
+  o.max_non_split_rounding = 30 * MiB;
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, o);
+  const Block a = take(s, 70 * MiB);
+  s.deallocate(a);
+  // 40 MiB: 70 - 40 = 30, not < 30 -> refused: a new 40 MiB segment.
+  const Block b = take(s, 40 * MiB);
+  EXPECT_NE(b.address, a.address);
+  // 45 MiB: 70 - 45 = 25 < 30 -> served whole (the default 20 MiB would refuse), slack 25 MiB.
+  EXPECT_EQ(take(s, 45 * MiB), a);
+  EXPECT_EQ(s.stats().hits, 1u);
+  EXPECT_EQ(s.stats().slack_bytes, 25 * MiB);
+}
+
+// --- per_process_memory_fraction and garbage_collection_threshold ---------------------------
+
+PyTorchOptions fraction(std::uint64_t num, std::uint64_t den, std::uint64_t device) {
+  PyTorchOptions o;
+  o.per_process_memory_fraction = alloclab::Ratio{num, den};
+  o.device_memory = device;
+  return o;
+}
+
+TEST(PyTorchStrategy, a_memory_fraction_fails_segments_beyond_it_after_freeing_the_cache) {
+  BumpUpstream up;                                           // no limit of its own
+  PyTorchCachingStrategy s(up, fraction(5, 10, 100 * MiB));  // allowed: 50 MiB
+  EXPECT_EQ(s.options().allowed_memory(), 50 * MiB);
+  take(s, 30 * MiB);
+  s.deallocate(take(s, 12 * MiB));  // reserved 42 MiB, the 12 MiB segment whole and free
+  // 16 MiB: no fit; 42 + 16 > 50 fails without asking the upstream; the whole free 12 MiB
+  // segment goes back (one eviction); the retry fits: 30 + 16 = 46 <= 50.
+  EXPECT_EQ(take(s, 16 * MiB).capacity, 16 * MiB);
+  EXPECT_EQ(s.stats().evictions, 1u);
+  EXPECT_EQ(s.reserved_bytes(), 46 * MiB);
+  EXPECT_EQ(up.calls, 3u);
+  // 6 MiB wants a 20 MiB segment: 46 + 20 > 50 and nothing is cached: it fails.
+  EXPECT_EQ(s.allocate(6 * MiB, 0), std::nullopt);
+  EXPECT_EQ(s.stats().failed, 1u);
+  EXPECT_EQ(up.calls, 3u);
+  // A fraction of 0 allows no segment at all.
+  PyTorchCachingStrategy none(up, fraction(0, 1, 100 * MiB));
+  EXPECT_EQ(none.allocate(512, 0), std::nullopt);
+  EXPECT_EQ(up.calls, 3u);
+}
+
+TEST(PyTorchStrategy, garbage_collection_frees_the_oldest_whole_segments_above_the_threshold) {
+  PyTorchOptions o = fraction(1, 1, 100 * MiB);             // allowed 100 MiB
+  o.garbage_collection_threshold = alloclab::Ratio{5, 10};  // collect above 50 MiB reserved
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, o);
+  // Each large request is one search of the large pool (the clock of the ages).
+  const Block a = take(s, 20 * MiB);  // search 1: reserved 20
+  const Block b = take(s, 22 * MiB);  // search 2: reserved 42
+  const Block c = take(s, 24 * MiB);  // search 3: 42 <= 50, no collection; reserved 66
+  s.deallocate(a);                    // cached at search 3
+  s.deallocate(b);                    // cached at search 3
+  // Search 4: 21 MiB takes b's 22 MiB piece whole (rest 1 MiB: not split); freed again at 4.
+  s.deallocate(take(s, 21 * MiB));
+  EXPECT_EQ(s.stats().hits, 1u);
+  // Search 5: 30 MiB, no fit. 66 > 50: collect 16 MiB. Ages: a 5-3 = 2, b 5-4 = 1; average 1.5:
+  // a goes (20 >= 16 reclaimed), b stays although it is the best fit for nothing here.
+  const Block e = take(s, 30 * MiB);
+  EXPECT_EQ(s.stats().evictions, 1u);
+  EXPECT_EQ(s.reserved_bytes(), 76 * MiB);  // b 22 + c 24 + e 30
+  auto segs = s.segments();
+  ASSERT_EQ(segs.size(), 3u);
+  EXPECT_EQ(segs[0].address, b.address);
+  s.deallocate(c);  // cached at search 5
+  s.deallocate(e);  // cached at search 5
+  // Search 6: 40 MiB, no fit. 76 > 50: collect 26 MiB. Ages b 2, c 1, e 1; average 4/3: b goes
+  // (22 < 26). Second pass: ages c 1, e 1, average 1: both go (a pass does not stop at the
+  // target). Then the 40 MiB segment.
+  take(s, 40 * MiB);
+  EXPECT_EQ(s.stats().evictions, 4u);
+  EXPECT_EQ(s.reserved_bytes(), 40 * MiB);
+  EXPECT_EQ(s.segment_count(), 1u);
+}
+
+TEST(PyTorchStrategy, garbage_collection_waits_for_the_threshold_and_spares_split_segments) {
+  PyTorchOptions o = fraction(1, 1, 100 * MiB);
+  o.garbage_collection_threshold = alloclab::Ratio{5, 10};
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, o);
+  const Block a = take(s, 5 * MiB);  // a 20 MiB segment, split: its 15 MiB rest stays cached
+  s.deallocate(take(s, 30 * MiB));   // reserved 50, the 30 MiB segment whole and free
+  // 16 MiB: best fit is the 30 MiB piece (15 < 16) -> a hit; no collection on a hit.
+  const Block b = take(s, 16 * MiB);
+  s.deallocate(b);  // merged back: the 30 MiB segment whole again
+  // 40 MiB: no fit; 50 <= 50: no collection; a 40 MiB segment (reserved 90).
+  take(s, 40 * MiB);
+  EXPECT_EQ(s.stats().evictions, 0u);
+  // 35 MiB: no fit (30 < 35). 90 > 50: collect. Freeable: only the whole 30 MiB segment (the
+  // 15 MiB rest belongs to a's split segment). It goes; 60 + 36 <= 100.
+  take(s, 35 * MiB);
+  EXPECT_EQ(s.stats().evictions, 1u);
+  EXPECT_EQ(s.reserved_bytes(), (20 + 40 + 36) * MiB);
+  (void)a;
+}
+
 // --- out of memory --------------------------------------------------------------------------
 
 TEST(PyTorchStrategy, on_upstream_failure_whole_free_segments_are_released_and_the_call_retried) {
@@ -617,6 +767,35 @@ TEST(PyTorchStrategy, options_are_validated) {
   EXPECT_THROW(make(pt::kUnlimited, pt::kMaxDivisions * 2), alloclab::SpecError);
 }
 
+TEST(PyTorchStrategy, memory_and_rounding_options_are_validated) {
+  BumpUpstream up;
+  auto make = [&](const PyTorchOptions& o) { PyTorchCachingStrategy s(up, o); };
+  PyTorchOptions o;
+  o.max_non_split_rounding = 19 * MiB;  // PyTorch: at least 20 MiB
+  EXPECT_THROW(make(o), alloclab::SpecError);
+  o.max_non_split_rounding = 64 * MiB;
+  EXPECT_NO_THROW(make(o));
+  EXPECT_NO_THROW(make(fraction(1, 1, 80 * MiB)));
+  EXPECT_THROW(make(fraction(11, 10, 80 * MiB)), alloclab::SpecError);  // above 1
+  EXPECT_THROW(make(fraction(1, 2, 0)), alloclab::SpecError);           // no device memory
+  PyTorchOptions device_only;
+  device_only.device_memory = 80 * MiB;
+  EXPECT_THROW(make(device_only), alloclab::SpecError);
+  PyTorchOptions gc = fraction(1, 2, 80 * MiB);
+  for (const alloclab::Ratio bad : {alloclab::Ratio{0, 1}, alloclab::Ratio{1, 1}}) {
+    gc.garbage_collection_threshold = bad;
+    EXPECT_THROW(make(gc), alloclab::SpecError);
+  }
+  gc.garbage_collection_threshold = alloclab::Ratio{8, 10};
+  EXPECT_NO_THROW(make(gc));
+  PyTorchOptions gc_alone;
+  gc_alone.garbage_collection_threshold = alloclab::Ratio{8, 10};
+  EXPECT_THROW(make(gc_alone), alloclab::SpecError);  // PyTorch collects only with a fraction
+  PyTorchOptions short_list;
+  short_list.roundup_power2_division_list = {4, 4};
+  EXPECT_THROW(make(short_list), alloclab::SpecError);
+}
+
 // --- invariants under a random workload ----------------------------------------------------
 
 // A deterministic generator (std distributions differ between standard libraries).
@@ -733,6 +912,16 @@ TEST(PyTorchStrategy, invariants_hold_under_a_random_workload_with_both_options)
   run_random_workload(o, 2);
   o.max_split_size = 20 * MiB;
   run_random_workload(o, 3);
+}
+
+TEST(PyTorchStrategy, invariants_hold_under_a_random_workload_with_memory_options) {
+  // A fraction below the upstream's 768 MiB makes the fraction, not the upstream, fail first.
+  PyTorchOptions o = fraction(6, 10, 1024 * MiB);
+  o.max_split_size = 24 * MiB;
+  o.max_non_split_rounding = 40 * MiB;
+  o.garbage_collection_threshold = alloclab::Ratio{5, 10};
+  o.roundup_power2_division_list = pt::division_list({{2, 2}, {8, 4}, {std::nullopt, 8}});
+  run_random_workload(o, 4);
 }
 
 }  // namespace

@@ -33,9 +33,9 @@ TEST(Registry, lists_every_builtin_strategy_and_preset_in_order) {
     EXPECT_FALSE(info.summary.empty()) << info.name;
     EXPECT_TRUE(info.make) << info.name;
   }
-  const std::vector<std::string> expected = {"passthrough",  "exact",   "best-fit", "fifo-shrink",
-                                             "per-run-pool", "pytorch", "dfdx",     "dfdx-limit",
-                                             "rten",         "plugin"};
+  const std::vector<std::string> expected = {
+      "passthrough",  "exact", "best-fit",   "fifo-shrink", "per-run-pool", "pytorch",
+      "pytorch-conf", "dfdx",  "dfdx-limit", "rten",        "plugin"};
   EXPECT_EQ(names, expected);
 }
 
@@ -64,15 +64,31 @@ TEST(Registry, every_accepted_key_is_understood) {
                                                      {"min_size", "128"},
                                                      {"max_split_size", "64MiB"},
                                                      {"roundup_power2_divisions", "4"},
+                                                     {"max_non_split_rounding", "32MiB"},
+                                                     {"per_process_memory_fraction", "0.5"},
+                                                     {"device_memory", "80GiB"},
+                                                     {"garbage_collection_threshold", "0.8"},
+                                                     {"conf", "max_split_size_mb:128"},
                                                      {"path", ALLOCLAB_EXAMPLE_PLUGIN}};
   SimUpstream sim;
   for (const StrategyInfo& info : builtin_strategies()) {
     for (const std::string& key : info.keys) {
       ASSERT_TRUE(sample.count(key)) << info.name << " accepts an untested key " << key;
       std::string spec = info.name + ":" + key + "=" + sample.at(key);
+      // pytorch-conf's conf is PyTorch's own text in quotes; its other keys follow it.
+      if (info.name == "pytorch-conf") {
+        spec = "pytorch-conf:\"" + sample.at("conf") + "\"";
+        if (key != "conf") spec += "," + key + "=" + sample.at(key);
+      }
       const bool fifo = info.name == "fifo-shrink" || info.name == "dfdx-limit";
       if (fifo && key == "max_ratio") spec += ",match=best-fit";
       if (info.name == "dfdx-limit" && key != "max") spec += ",max=1GB";
+      // pytorch's memory keys only work together (a fraction of a device's memory).
+      if (key == "per_process_memory_fraction") spec += ",device_memory=80GiB";
+      if (key == "device_memory") spec += ",per_process_memory_fraction=0.5";
+      if (key == "garbage_collection_threshold") {
+        spec += ",per_process_memory_fraction=0.5,device_memory=80GiB";
+      }
       EXPECT_NO_THROW(make_strategy(spec, sim)) << spec;
     }
   }
@@ -81,7 +97,7 @@ TEST(Registry, every_accepted_key_is_understood) {
 TEST(Registry, unknown_name_lists_the_known_ones) {
   EXPECT_EQ(error_of("foo"),
             "unknown strategy 'foo' (known: passthrough, exact, best-fit, fifo-shrink, "
-            "per-run-pool, pytorch, dfdx, dfdx-limit, rten, plugin)");
+            "per-run-pool, pytorch, pytorch-conf, dfdx, dfdx-limit, rten, plugin)");
   EXPECT_CONTAINS(error_of("foo:max=1"), "unknown strategy 'foo'");
 }
 

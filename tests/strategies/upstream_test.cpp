@@ -1,11 +1,8 @@
-// SimUpstream and CountingUpstream, and the FlatMap behind SimUpstream and the exact index.
+// SimUpstream and CountingUpstream.
 #include <gtest/gtest.h>
 
-#include <map>
-#include <random>
 #include <stdexcept>
 
-#include "alloclab/strategies/detail/flat_map.hpp"
 #include "alloclab/strategies/upstream/counting.hpp"
 #include "alloclab/strategies/upstream/sim.hpp"
 
@@ -108,47 +105,6 @@ TEST(CountingUpstream, counts_allocs_frees_failures_and_reserved_bytes) {
   EXPECT_EQ(c.failed, 1u);
   EXPECT_EQ(c.reserved_bytes, 0u);
   EXPECT_EQ(sim.reserved_bytes(), 0u);
-}
-
-TEST(FlatMap, matches_std_map_under_random_inserts_and_erases) {
-  detail::FlatMap<std::uint64_t> map;
-  std::map<std::uint64_t, std::uint64_t> reference;
-  std::mt19937_64 rng(7);
-  for (std::uint64_t i = 0; i < 200000; ++i) {
-    // Few distinct keys (0 included, and multiples of 256 like addresses), so probe runs
-    // collide and erases shift entries back.
-    const std::uint64_t key = rng() % 2 ? rng() % 3000 * 256 : rng() % 50;
-    const std::uint64_t roll = rng() % 10;
-    if (roll < 5) {
-      auto [value, inserted] = map.try_emplace(key);
-      const bool fresh = reference.emplace(key, i).second;
-      ASSERT_EQ(inserted, fresh);
-      if (inserted) *value = i;
-    } else if (roll < 9) {
-      ASSERT_EQ(map.erase(key), reference.erase(key) == 1);
-    } else if (roll == 9 && i % 101 == 0) {
-      map.erase_if([](std::uint64_t k, std::uint64_t) { return k % 3 == 0; });
-      std::erase_if(reference, [](const auto& kv) { return kv.first % 3 == 0; });
-    }
-    if (i % 997 == 0) {
-      for (const auto& [k, v] : reference) {
-        const std::uint64_t* found = map.find(k);
-        ASSERT_NE(found, nullptr);
-        EXPECT_EQ(*found, v);
-      }
-      std::uint64_t visited = 0;
-      map.for_each([&](std::uint64_t k, std::uint64_t v) {
-        ++visited;
-        EXPECT_EQ(reference.at(k), v);
-      });
-      EXPECT_EQ(visited, reference.size());
-    }
-    ASSERT_EQ(map.size(), reference.size());
-  }
-  EXPECT_EQ(map.find(123456789), nullptr);
-  map.clear();
-  EXPECT_TRUE(map.empty());
-  EXPECT_EQ(map.find(0), nullptr);
 }
 
 }  // namespace

@@ -21,8 +21,8 @@
 #include <memory>
 #include <optional>
 
+#include "alloclab/format/address_map.hpp"
 #include "alloclab/strategies/detail/capacity_index.hpp"
-#include "alloclab/strategies/detail/flat_map.hpp"
 #include "alloclab/strategies/detail/strategy_base.hpp"
 #include "alloclab/strategies/params.hpp"
 
@@ -89,7 +89,7 @@ class FifoShrinkStrategy final : public detail::StrategyBase {
   // block of capacity k to evict. Tombstones of k are consumed by the first entries of k to
   // reach the front; compact_queue() removes exactly those entries early to bound the queue.
   std::deque<std::uint64_t> queue_;
-  detail::FlatMap<std::uint64_t> tombstones_;  // ignore[k] > 0, with match=best-fit only
+  AddressMap<std::uint64_t> tombstones_;  // ignore[k] > 0, with match=best-fit only
 };
 
 }  // namespace alloclab

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "alloclab/strategies/detail/flat_map.hpp"
+#include "alloclab/format/address_map.hpp"
 #include "alloclab/strategies/params.hpp"
 #include "alloclab/strategies/strategy.hpp"
 #include "alloclab/strategy_plugin.h"
@@ -112,7 +112,7 @@ class PluginStrategy final : public Strategy {
   // twice, never had, or with another capacity is refused here, naming the plug-in: a real
   // upstream would corrupt its heap or abort the process, and SimUpstream's message names
   // neither the plug-in nor what it did.
-  detail::FlatMap<std::uint64_t> held_;
+  AddressMap<std::uint64_t> held_;
 };
 
 }  // namespace alloclab

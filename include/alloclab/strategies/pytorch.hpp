@@ -10,6 +10,8 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "alloclab/strategies/params.hpp"
@@ -32,6 +34,28 @@ inline constexpr std::uint64_t kUnlimited = std::numeric_limits<std::uint64_t>::
 inline constexpr std::uint64_t kMaxRequest = std::uint64_t{1} << 62;
 // roundup_power2_divisions above this are rejected (PyTorch parses the value as an int).
 inline constexpr std::uint64_t kMaxDivisions = std::uint64_t{1} << 30;
+// The list form of roundup_power2_divisions has one entry per power-of-two interval of request
+// sizes: entry k holds for sizes s with floor(log2 s) = 20 + k, clamped to [0, 15] (so entry 0
+// covers every size below 2 MiB and entry 15 every size from 32 GiB up).
+inline constexpr std::size_t kRoundupIntervals = 16;
+inline constexpr unsigned kRoundupFirstLog2 = 20;
+
+// CUDAAllocatorConfig::roundup_power2_divisions(size)'s index into the list.
+std::size_t roundup_interval(std::uint64_t size);
+
+// One item of the list form: `bound:divisions`, or `>:divisions` (no bound) for "the rest".
+struct DivisionListItem {
+  std::optional<std::uint64_t> bound;  // a power of two; nullopt for '>'
+  std::uint64_t divisions = 0;
+};
+// CUDAAllocatorConfig::parseRoundUpPower2Divisions for the list form, item by item: the first
+// bound b also fills every interval below log2(b); each item sets interval log2(b) (clamped);
+// '>' fills from the interval of the previous bound (included) to the end. Throws SpecError
+// naming the item unless bounds are powers of two and divisions 0 or a power of two <= 2^30.
+// `base` is the list before these items (all zeros when empty): PyTorch applies a repeated
+// key's items on top of the previous ones.
+std::vector<std::uint64_t> division_list(const std::vector<DivisionListItem>& items,
+                                         std::vector<std::uint64_t> base = {});
 
 // DeviceCachingAllocator::round_size: the size a request is matched and split at.
 // `divisions` 0 or 1 means no power-of-two rounding. Requires size <= kMaxRequest.
@@ -55,10 +79,35 @@ struct PyTorchOptions {
   // request s > 512 * divisions is rounded up to the next of `divisions` equal steps between
   // the powers of two around it (PyTorch's single-value form of the option).
   std::uint64_t roundup_power2_divisions = 0;
+  // PyTorch's list form (`[256:1,512:2,>:4]`): empty, or kRoundupIntervals entries, entry k
+  // being the divisions for requests in interval k (see pytorch::roundup_interval). When set it
+  // replaces the single value; each entry follows the single value's rules.
+  std::vector<std::uint64_t> roundup_power2_division_list;
+  // An oversize block (>= max_split_size) serves a request r >= max_split_size only when it
+  // exceeds r by less than this. A whole number of MiB >= kLargeBuffer (PyTorch:
+  // max_non_split_rounding_mb, at least 20, default kLargeBuffer).
+  std::uint64_t max_non_split_rounding = pytorch::kLargeBuffer;
+  // PyTorch's torch.cuda.set_per_process_memory_fraction: when set, a segment that would take
+  // reserved bytes beyond floor(fraction * device_memory) fails without asking the upstream,
+  // exactly as an upstream failure does (cached blocks are freed and the call retried). A
+  // fraction in [0, 1]; device_memory (bytes) is required with it and meaningless without it.
+  std::optional<Ratio> per_process_memory_fraction;
+  std::uint64_t device_memory = 0;
+  // PyTorch's garbage_collection_threshold: a fraction in (0, 1), only with
+  // per_process_memory_fraction. Before a new segment is asked for, if reserved bytes exceed
+  // floor(threshold * allowed), whole free segments of the large pool that have waited longest
+  // are freed (docs/strategies.md, rule 4a).
+  std::optional<Ratio> garbage_collection_threshold;
+
+  // floor(per_process_memory_fraction * device_memory), or kUnlimited when no fraction is set.
+  std::uint64_t allowed_memory() const;
+  // The divisions that apply to a request of `size` bytes.
+  std::uint64_t divisions_for(std::uint64_t size) const;
 };
 
-// Throws SpecError naming the option and the accepted values.
-void validate_pytorch_options(const PyTorchOptions& options);
+// Throws SpecError naming the option and the accepted values; messages start with `strategy`.
+void validate_pytorch_options(const PyTorchOptions& options,
+                              const std::string& strategy = "pytorch");
 
 // A snapshot of one segment (for tests and reports), in address order within the segment.
 struct PyTorchBlockInfo {
@@ -106,8 +155,28 @@ class PyTorchCachingStrategy final : public Strategy {
   std::unique_ptr<Impl> impl_;
 };
 
-// Factory for the `pytorch` spec: accepts `max_split_size` (a size, units allowed) and
-// `roundup_power2_divisions` (a count). Throws SpecError on other keys and on invalid values.
+// The keys of the `pytorch` spec.
+std::vector<std::string> pytorch_spec_keys();
+// Factory for the `pytorch` spec: `max_split_size` and `max_non_split_rounding` (sizes, units
+// allowed), `roundup_power2_divisions` (a count, or the list form `256:1/512:2/>:4`),
+// `per_process_memory_fraction` with `device_memory`, and `garbage_collection_threshold`.
+// Throws SpecError on other keys and on invalid values.
 std::unique_ptr<Strategy> make_pytorch_strategy(const StrategyParams& params, Upstream& upstream);
+
+// PYTORCH_CUDA_ALLOC_CONF, read as PyTorch reads it (AllocatorConfig::parseArgs): `key:value`
+// items separated by ',', spaces ignored, roundup_power2_divisions also as `[B:N,...,>:N]`.
+// Throws SpecError naming the key for a key or value PyTorch would refuse, and for keys PyTorch
+// accepts whose effect the model does not have ("not modelled"), e.g. expandable_segments:True.
+// garbage_collection_threshold is kept even though it needs a memory fraction, which is not part
+// of PYTORCH_CUDA_ALLOC_CONF: the caller adds one and then validates.
+PyTorchOptions parse_pytorch_alloc_conf(std::string_view conf);
+// `pytorch-conf:"CONF"[,per_process_memory_fraction=F,device_memory=BYTES]` or
+// `pytorch-conf:CONF`: whether `spec` names pytorch-conf, and its split into parameters
+// `conf` (the text between the quotes, or everything after ':') and the optional others.
+bool is_pytorch_conf_spec(std::string_view spec);
+ParsedSpec split_pytorch_conf_spec(std::string_view spec);
+// Factory for `pytorch-conf`: the options of `conf`, plus the memory fraction keys.
+std::unique_ptr<Strategy> make_pytorch_conf_strategy(const StrategyParams& params,
+                                                     Upstream& upstream);
 
 }  // namespace alloclab

@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "alloclab/strategies/detail/flat_map.hpp"
+#include "alloclab/format/address_map.hpp"
 #include "alloclab/strategies/strategy.hpp"
 
 namespace alloclab::detail {
@@ -152,7 +152,7 @@ class ExactIndex {
     return block;
   }
 
-  FlatMap<Entry> map_;
+  AddressMap<Entry> map_;
   std::uint64_t blocks_ = 0;
   std::size_t used_entries_ = 0;  // entries holding a block or a tombstone
 };

@@ -15,7 +15,7 @@
 #include <limits>
 #include <optional>
 
-#include "alloclab/strategies/detail/flat_map.hpp"
+#include "alloclab/format/address_map.hpp"
 #include "alloclab/strategies/strategy.hpp"
 
 namespace alloclab {
@@ -45,8 +45,7 @@ class SimUpstream final : public Upstream {
   std::uint64_t limit_bytes_;
   std::uint64_t next_address_;
   std::uint64_t reserved_bytes_ = 0;
-  detail::FlatMap<std::uint64_t>
-      live_;  // address -> capacity of every block handed out and not returned
+  AddressMap<std::uint64_t> live_;  // address -> capacity of every block handed out, not returned
 };
 
 }  // namespace alloclab

@@ -158,6 +158,23 @@ TEST(Collector, events_of_several_threads_come_out_in_sequence_order) {
   EXPECT_TRUE(again.events.empty());
 }
 
+TEST(Collector, an_alignment_past_the_largest_is_written_as_the_largest) {
+  // aligned_alloc accepts any alignment; the recorder rounds it up to a power of two, so one
+  // above 2^63 gives code 65, one more than an alignment field can hold.
+  FakeRecorder rec;
+  const BufferRef a = rec.start_buffer(1);
+  const FakeRecorder::Slot slot = rec.reserve(a);
+  FakeRecorder::complete(slot, op_alloc, 0x1000 | std::uint64_t{65} << field_bits, 8);
+  const FakeRecorder::Slot plain = rec.reserve(a);
+  FakeRecorder::complete(plain, op_alloc, 0x2000 | std::uint64_t{13} << field_bits, 8);
+  Collector collector(rec.shared(), rec.pool(), nullptr);
+  std::vector<std::uint64_t> alignments;
+  collector.flush(true, [&alignments](const Trace& batch, bool) {
+    for (std::size_t i = 0; i < batch.size(); ++i) alignments.push_back(batch.alignment(i));
+  });
+  EXPECT_EQ(alignments, (std::vector<std::uint64_t>{std::uint64_t{1} << 63, 4096}));
+}
+
 TEST(Collector, a_moved_realloc_is_written_alloc_new_then_free_old) {
   FakeRecorder rec;
   const BufferRef a = rec.start_buffer(1);

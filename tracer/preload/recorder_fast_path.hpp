@@ -61,9 +61,12 @@ inline Pending begin_slots(std::uint32_t count) {
   return Pending{&b->records[slot], seq, g_stack_depth ? record_frames(b, slot) : nullptr};
 }
 
-// log2 + 1 of the alignment, rounded up to a power of two (aligned_alloc accepts any).
+// log2 + 1 of the alignment, rounded up to a power of two (aligned_alloc accepts any); one
+// above 2^63, which no allocator can give, is recorded as 2^63, the largest a code holds.
 inline std::uint64_t alignment_code(std::uint64_t alignment) {
-  return alignment ? static_cast<std::uint64_t>(std::bit_width(alignment - 1)) + 1 : 0;
+  if (alignment == 0) return 0;
+  const auto code = static_cast<std::uint64_t>(std::bit_width(alignment - 1)) + 1;
+  return code > 64 ? 64 : code;
 }
 
 void store_stack(const Pending& pending);

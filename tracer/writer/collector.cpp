@@ -261,8 +261,10 @@ void Collector::write_items(bool busy, const Sink& sink) {
       batch_.set_big_size(i, size);
     }
     col.origin[i] = item.origin;
-    // The record's alignment code means what event_attrs' does (0: none, else log2 + 1).
-    const auto align_code = static_cast<unsigned>(item.address_align >> field_bits);
+    // The record's alignment code means what event_attrs' does (0: none, else log2 + 1). A code
+    // past the largest comes from an alignment above 2^63, rounded up: 2^63 is what it asked.
+    const auto align_code = std::min(static_cast<unsigned>(item.address_align >> field_bits),
+                                     event_attrs::max_align_code);
     col.attrs[i] =
         Trace::pack_attrs(static_cast<Op>(op), static_cast<MemoryKind>(record_kind(item.size_op)),
                           event_attrs::alignment_of(align_code), false);

@@ -3,6 +3,7 @@
 // concept has one implementation here; the front ends differ only in the precision they ask for.
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace alloclab {
 
@@ -10,7 +11,10 @@ namespace alloclab {
 struct DisplayUnit {
   const char* symbol;
   double size;
-  bool operator==(const DisplayUnit&) const = default;
+  // By the symbol's text: equal literals need not share one address across files.
+  bool operator==(const DisplayUnit& other) const {
+    return std::string_view(symbol) == other.symbol && size == other.size;
+  }
 };
 // The largest of B, KiB, MiB, ..., EiB (powers of 1024) that the magnitude of `bytes` reaches.
 DisplayUnit byte_unit(double bytes);

@@ -176,6 +176,7 @@ TEST(AddressMap, one_key_inserted_and_erased_again_and_again) {
   for (std::uint64_t key = 1; key <= 7; ++key) {
     if (key != 5) map.insert_or_assign(key << 12, key);
   }
+  const std::size_t slots = map.slot_count();
   for (int i = 0; i < 1'000'000; ++i) {
     for (const std::uint64_t key : {std::uint64_t{0x5000}, std::uint64_t{0}, std::uint64_t{42}}) {
       const auto [value, inserted] = map.try_emplace(key);
@@ -191,7 +192,7 @@ TEST(AddressMap, one_key_inserted_and_erased_again_and_again) {
     ASSERT_FALSE(map.take(0x5000).has_value());
   }
   EXPECT_EQ(map.size(), 6u);
-  EXPECT_EQ(map.slot_count(), 16u);
+  EXPECT_EQ(map.slot_count(), slots);
   for (std::uint64_t key = 1; key <= 7; ++key) {
     if (key == 5) continue;
     EXPECT_EQ(*map.find(key << 12), key);

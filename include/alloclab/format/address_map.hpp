@@ -172,7 +172,10 @@ class AddressMap {
     std::uint64_t key = 0;  // 0: empty
     Value value{};          // in an empty slot: Value{}, unless trivially destructible
   };
-  static constexpr std::size_t kMinSlots = 16;
+  // A new map's slots. Maps of a few dozen entries are common (the blocks a strategy has handed
+  // out at a time) and hot; at this size they stay sparse, so their probes seldom run into a
+  // neighbour's entry.
+  static constexpr std::size_t kMinSlots = 64;
   static constexpr std::size_t kNotFound = ~std::size_t{0};
 
   std::size_t next(std::size_t i) const { return (i + 1) & mask_; }

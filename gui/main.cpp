@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
   app.add_option("--view", o.view,
                  "first view: overview, hit-rate, latency, memory, trace, sweep, diff")
       ->type_name("VIEW");
-  app.add_option("--script", o.script, "play the UI actions in this file (docs/cli.md: `alloclab gui`)")
+  app.add_option("--script", o.script,
+                 "play the UI actions in this file (docs/cli.md: `alloclab gui`)")
       ->type_name("FILE");
   app.add_option("--frames", o.frames,
                  "window: quit after N frames once loaded; headless: render (and time) N frames "

@@ -11,13 +11,13 @@ namespace alloclab::protocol {
 // Set by record for the program:
 inline constexpr char env_output[] = "ALLOCLAB_OUTPUT";  // the first image's trace (preload)
 inline constexpr char env_cuda_output[] = "ALLOCLAB_CUDA_OUTPUT";  // the CUDA recorder's trace
-inline constexpr char env_file_list[] = "ALLOCLAB_FILE_LIST";  // the list below: record made it
-inline constexpr char env_min_size[] = "ALLOCLAB_MIN_SIZE";    // --min-size
-inline constexpr char env_stacks[] = "ALLOCLAB_STACKS";        // --stacks
+inline constexpr char env_file_list[] = "ALLOCLAB_FILE_LIST";      // the list below: record made it
+inline constexpr char env_min_size[] = "ALLOCLAB_MIN_SIZE";        // --min-size
+inline constexpr char env_stacks[] = "ALLOCLAB_STACKS";            // --stacks
 inline constexpr char env_time_resolution[] = "ALLOCLAB_TIME_RESOLUTION";  // --time-resolution
 inline constexpr char env_follow_fork[] = "ALLOCLAB_FOLLOW_FORK";  // "1": children are traced
 inline constexpr char env_follow_exec[] = "ALLOCLAB_FOLLOW_EXEC";  // "1": exec'd images are
-inline constexpr char env_run_range[] = "ALLOCLAB_RUN_RANGE";  // --run-range (CUDA, a glob)
+inline constexpr char env_run_range[] = "ALLOCLAB_RUN_RANGE";      // --run-range (CUDA, a glob)
 // The pid of the process record started: an image of it is the first one unless exec'd.
 inline constexpr char env_trace_pid[] = "ALLOCLAB_TRACE_PID";
 // Seeded "0" by record; the first image sets it to its pid, so an image that finds it non-zero

@@ -228,7 +228,7 @@ namespace {
 
 // What falls into one pixel column of a series: its envelope, and the extent and last value of
 // the line through the bucket maxima.
-struct Column {
+struct PixelColumn {
   float x0 = 0, x1 = 0;
   float band_top = 0, band_bottom = 0;
   bool band = false;
@@ -259,14 +259,14 @@ void Chart::lod_series(const LodPyramid& series, ImU32 color, bool step) {
   // rectangles without anti-aliasing, and buckets sharing a pixel column become one band and
   // one line piece: a dense series then costs at most four quads per column, not anti-aliased
   // lines per bucket, whose many thin triangles made software renderers slow on big traces.
-  std::vector<Column> columns;
+  std::vector<PixelColumn> columns;
   columns.reserve(std::min(buckets.size(), width + 2));
   for (const LodBucket& b : buckets) {
     const float xa = px_x(b.x0), xb = std::max(px_x(b.x1), xa + 1.0f);
     const float ya = px_y(b.y_max), yb = px_y(b.y_min);
     const bool has_band = b.count > 1 || b.y_max > b.y_min;
     if (!columns.empty() && std::floor(xa) <= std::floor(columns.back().x0)) {
-      Column& c = columns.back();
+      PixelColumn& c = columns.back();
       c.x1 = std::max(c.x1, xb);
       if (has_band) {
         c.band_top = c.band ? std::min(c.band_top, ya) : ya;
@@ -283,7 +283,7 @@ void Chart::lod_series(const LodPyramid& series, ImU32 color, bool step) {
       columns.back().x1 = xb;  // the value did not change: one longer piece draws the same
       continue;
     }
-    columns.push_back(Column{xa, xb, ya, yb, has_band, ya, ya, ya});
+    columns.push_back(PixelColumn{xa, xb, ya, yb, has_band, ya, ya, ya});
   }
   // The envelope: software renderers shade pixels in 4x4 blocks, so a band drawn as one
   // 1 px wide quad per column costs about four times its pixels, and a dense series' band can
@@ -320,7 +320,7 @@ void Chart::lod_series(const LodPyramid& series, ImU32 color, bool step) {
     for (std::size_t k = i; k < j; ++k) x1 = std::max(x1, columns[k].x1);
     bands.push_back({ImVec2(columns[i].x0, top), ImVec2(x1, bottom)});
     for (std::size_t k = i; k < j; ++k) {
-      const Column& c = columns[k];
+      const PixelColumn& c = columns[k];
       if (c.band_top < top) bands.push_back({ImVec2(c.x0, c.band_top), ImVec2(c.x1, top)});
       if (c.band_bottom + 1 > bottom)
         bands.push_back({ImVec2(c.x0, bottom), ImVec2(c.x1, c.band_bottom + 1)});
@@ -346,13 +346,13 @@ void Chart::lod_series(const LodPyramid& series, ImU32 color, bool step) {
     lines.push_back({ImVec2(x0, y - kHalf), ImVec2(x1, y + kHalf)});
   };
   for (std::size_t i = 0; i < columns.size(); ++i) {
-    const Column& c = columns[i];
+    const PixelColumn& c = columns[i];
     // The previous value holds until this column, then the line rises or falls to this column's
     // values; a dense column's line covers all of them.
     float top = c.line_top, bottom = c.line_bottom;
     bool vertical = true;
     if (i > 0) {
-      const Column& p = columns[i - 1];
+      const PixelColumn& p = columns[i - 1];
       if (c.x0 - p.x1 > kHalf) horizontal(p.x1 - kHalf, c.x0 + kHalf, p.line_last);
       top = std::min(top, p.line_last);
       bottom = std::max(bottom, p.line_last);

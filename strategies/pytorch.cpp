@@ -296,6 +296,11 @@ struct PyTorchCachingStrategy::Impl {
   std::map<std::uint64_t, Segment> segments_by_address;
   std::uint64_t reserved = 0;
   std::uint64_t allocated = 0;
+  // PyTorch's DeviceStats::num_alloc_retries: segment allocations made after release_cached_blocks
+  // (alloc_block with isRetry, counted before the attempt, whatever its outcome).
+  std::uint64_t num_alloc_retries = 0;
+  // PyTorch's DeviceStats::num_ooms: requests that failed (malloc's OutOfMemoryError).
+  std::uint64_t num_ooms = 0;
   // PyTorch's large_blocks.get_free_blocks_call_count: searches of the large pool, counted only
   // when garbage collection is on. A cached piece's age is this minus its gc_base.
   std::uint64_t large_searches = 0;
@@ -531,6 +536,7 @@ struct PyTorchCachingStrategy::Impl {
     ++stats.requests;
     if (size > pytorch::kMaxRequest) {
       ++stats.failed;
+      ++num_ooms;
       return std::nullopt;
     }
     const std::uint64_t rounded = pytorch::round_size(size, options.divisions_for(size));
@@ -560,10 +566,12 @@ struct PyTorchCachingStrategy::Impl {
       }
       if (n == nullptr) {
         release_cached_blocks(true);  // always retried after, as in PyTorch
+        ++num_alloc_retries;
         n = alloc_block(alloc_size, stream, small);
       }
       if (n == nullptr) {
         ++stats.failed;
+        ++num_ooms;
         update_cached();
         return std::nullopt;
       }
@@ -636,6 +644,9 @@ void PyTorchCachingStrategy::release() {
 
 const StrategyStats& PyTorchCachingStrategy::stats() const {
   return impl_->stats;
+}
+StrategyCounters PyTorchCachingStrategy::counters() const {
+  return {{"num_alloc_retries", impl_->num_alloc_retries}, {"num_ooms", impl_->num_ooms}};
 }
 const PyTorchOptions& PyTorchCachingStrategy::options() const {
   return impl_->options;

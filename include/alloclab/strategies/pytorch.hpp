@@ -140,6 +140,8 @@ class PyTorchCachingStrategy final : public Strategy {
   // evictions). Free blocks of segments that still hold live blocks stay cached.
   void release() override;
   const StrategyStats& stats() const override;
+  // PyTorch's num_alloc_retries and num_ooms (docs/strategies.md, `pytorch`, Metrics).
+  StrategyCounters counters() const override;
 
   const PyTorchOptions& options() const;
   // Bytes of all segments held from the upstream (PyTorch's reserved_bytes).

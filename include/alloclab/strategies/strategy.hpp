@@ -4,7 +4,9 @@
 //   Strategy — a caching policy in front of one Upstream.
 // docs/strategy-contract.md and docs/strategies.md are the contract for what each strategy does.
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 
 namespace alloclab {
 
@@ -44,6 +46,10 @@ struct StrategyStats {
   std::uint64_t cached_bytes = 0;  // bytes held by the strategy and not handed out, right now
 };
 
+// Counters of one strategy's own model that no other strategy has (e.g. PyTorch's
+// num_alloc_retries), by name; a replay sums them over devices and reports them as they are.
+using StrategyCounters = std::map<std::string, std::uint64_t>;
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
@@ -57,6 +63,8 @@ class Strategy {
   // Returns every cached block upstream (final clean-up). Not counted as evictions.
   virtual void release() = 0;
   virtual const StrategyStats& stats() const = 0;
+  // Empty unless the strategy models counters of its own (see StrategyCounters).
+  virtual StrategyCounters counters() const { return {}; }
 };
 
 }  // namespace alloclab

@@ -130,6 +130,7 @@ nlohmann::json result_json(const StrategyResult& r, bool with_runs) {
                           {"upstream_deallocate", r.modelled->upstream_deallocate},
                           {"hits", r.modelled->hits},
                           {"total", r.modelled->total()}};
+  if (!r.strategy_counters.empty()) out["strategy_counters"] = r.strategy_counters;
   return out;
 }
 
@@ -246,6 +247,12 @@ StrategyResult result_from_json(const nlohmann::json& j, const std::string& sour
     r.modelled =
         ModelledTime{read_u64(m, "upstream_allocate", where),
                      read_u64(m, "upstream_deallocate", where), read_u64(m, "hits", where)};
+  }
+  if (const auto counters = j.find("strategy_counters"); counters != j.end()) {
+    const std::string where = source + ", strategy_counters";
+    if (!counters->is_object()) throw InputError(where + ": not an object");
+    for (const auto& [name, value] : counters->items())
+      r.strategy_counters[name] = read_u64(*counters, name.c_str(), where);
   }
   return r;
 }

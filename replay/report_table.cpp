@@ -29,6 +29,17 @@ std::string failed_note(const Metrics& m) {
   return "^ " + counted(m.failed_requests, "request") + " failed (upstream out of memory)";
 }
 
+// "^ num_alloc_retries 3, num_ooms 1": the strategy's own counters, when one is not 0.
+std::string counters_note(const StrategyResult& r) {
+  std::string text;
+  bool any = false;
+  for (const auto& [name, value] : r.strategy_counters) {
+    text += (text.empty() ? "^ " : ", ") + name + " " + grouped(value);
+    any = any || value != 0;
+  }
+  return any ? text : std::string();
+}
+
 // What the recommendation saves at peak, said plainly when it saves nothing or costs more (a
 // limit can reserve more than the unbounded cache: it frees blocks the trace then asks again).
 std::string saved_cell(const Advice& a) {
@@ -92,6 +103,7 @@ std::string results_table_text(const std::vector<StrategyResult>& results) {
     if (modelled) row.push_back(r.modelled ? human_duration(r.modelled->total()) : "");
     table.add_row(std::move(row));
     if (m.failed_requests) table.add_note(failed_note(m), 1);
+    if (const std::string note = counters_note(r); !note.empty()) table.add_note(note, 1);
   }
   return table.str();
 }

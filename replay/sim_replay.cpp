@@ -294,6 +294,9 @@ class Replayer {
     m.final_cached_bytes = t.cached;
     m.slack_bytes = t.slack;
     result_.series = series_.take();
+    for (const auto& lane : lanes_)
+      for (const auto& [name, value] : lane->strategy->counters())
+        result_.strategy_counters[name] += value;
     if (latencies_) result_.latency = latencies_->summaries(options_.touch);
     if (modelled_) {
       result_.modelled = *modelled_;

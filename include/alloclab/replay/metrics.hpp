@@ -78,6 +78,9 @@ struct StrategyResult {
   // strategy_deallocate, upstream_allocate, upstream_deallocate, and touch with --touch).
   std::map<std::string, LatencySummary> latency;
   std::optional<ModelledTime> modelled;  // simulation with a cost model only
+  // The strategy's own counters (Strategy::counters, e.g. pytorch's num_alloc_retries and
+  // num_ooms), summed over devices; empty for strategies that have none.
+  std::map<std::string, std::uint64_t> strategy_counters;
 };
 
 }  // namespace alloclab

@@ -85,6 +85,7 @@ class TimedStrategy final : public Strategy {
   void end_run() override { inner_->end_run(); }
   void release() override { inner_->release(); }
   const StrategyStats& stats() const override { return inner_->stats(); }
+  StrategyCounters counters() const override { return inner_->counters(); }
 
  private:
   std::unique_ptr<Strategy> inner_;

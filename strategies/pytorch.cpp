@@ -486,6 +486,19 @@ struct PyTorchCachingStrategy::Impl {
     }
   }
 
+  // The largest cached piece of `pool`, any stream, 0 if none: the last piece of each stream,
+  // found by jumping from stream to stream (O(streams · log pieces)).
+  static std::uint64_t largest_cached(const Pool& pool) {
+    std::uint64_t largest = 0;
+    for (auto it = pool.begin(); it != pool.end();) {
+      const auto next_stream = pool.upper_bound(
+          PoolEntry{it->stream, pytorch::kUnlimited, pytorch::kUnlimited, nullptr});
+      largest = std::max(largest, std::prev(next_stream)->size);
+      it = next_stream;
+    }
+    return largest;
+  }
+
   // should_split: small pool when the rest is >= kMinBlockSize; large pool when the request is
   // below max_split_size and the rest is > kSmallSize.
   bool should_split(const Node* n, std::uint64_t size) const {
@@ -645,6 +658,18 @@ void PyTorchCachingStrategy::release() {
 const StrategyStats& PyTorchCachingStrategy::stats() const {
   return impl_->stats;
 }
+FailureState PyTorchCachingStrategy::failure_state(std::uint64_t size) const {
+  const Impl& impl = *impl_;
+  FailureState state;
+  state.largest_cached_block =
+      std::max(Impl::largest_cached(impl.large_blocks), Impl::largest_cached(impl.small_blocks));
+  if (size <= pytorch::kMaxRequest)
+    state.upstream_request =
+        pytorch::allocation_size(pytorch::round_size(size, impl.options.divisions_for(size)));
+  if (impl.options.per_process_memory_fraction) state.allowed_bytes = impl.allowed;
+  return state;
+}
+
 StrategyCounters PyTorchCachingStrategy::counters() const {
   return {{"num_alloc_retries", impl_->num_alloc_retries}, {"num_ooms", impl_->num_ooms}};
 }

@@ -12,6 +12,7 @@
 
 #include "alloclab/format/error.hpp"
 #include "alloclab/format/output_files.hpp"
+#include "alloclab/replay/first_failure.hpp"
 
 namespace alloclab {
 namespace {
@@ -131,6 +132,7 @@ nlohmann::json result_json(const StrategyResult& r, bool with_runs) {
                           {"hits", r.modelled->hits},
                           {"total", r.modelled->total()}};
   if (!r.strategy_counters.empty()) out["strategy_counters"] = r.strategy_counters;
+  if (r.first_failure) out["first_failure"] = first_failure_json(*r.first_failure);
   return out;
 }
 
@@ -254,6 +256,8 @@ StrategyResult result_from_json(const nlohmann::json& j, const std::string& sour
     for (const auto& [name, value] : counters->items())
       r.strategy_counters[name] = read_u64(*counters, name.c_str(), where);
   }
+  if (const auto failure = j.find("first_failure"); failure != j.end())
+    r.first_failure = first_failure_from_json(*failure, source + ", first_failure");
   return r;
 }
 

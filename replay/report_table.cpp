@@ -7,6 +7,7 @@
 #include "alloclab/format/resolve.hpp"
 #include "alloclab/format/text_table.hpp"
 #include "alloclab/format/units.hpp"
+#include "alloclab/replay/first_failure.hpp"
 #include "alloclab/replay/report.hpp"
 
 namespace alloclab {
@@ -105,7 +106,7 @@ std::string results_table_text(const std::vector<StrategyResult>& results) {
     if (m.failed_requests) table.add_note(failed_note(m), 1);
     if (const std::string note = counters_note(r); !note.empty()) table.add_note(note, 1);
   }
-  return table.str();
+  return table.str() + first_failures_text(results);
 }
 
 std::string replay_notes_text(const TraceSummary& summary) {

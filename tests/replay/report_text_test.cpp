@@ -65,6 +65,57 @@ TEST(ResultsTable, a_strategy_whose_requests_failed_has_a_note_under_its_row) {
   EXPECT_EQ(text.find("alloc p50/p99"), std::string::npos);
 }
 
+// Under the table: the first failure of each failing strategy.
+TEST(ResultsTable, a_strategy_that_failed_gets_a_block_about_its_first_failure) {
+  StrategyResult ok, failing;
+  ok.strategy = "exact";
+  ok.metrics.requests = 10;
+  failing.strategy = "pytorch";
+  failing.metrics.requests = 4;
+  failing.metrics.failed_requests = 1;
+  failing.strategy_counters = {{"num_alloc_retries", 2}, {"num_ooms", 1}};
+  FirstFailure f;
+  f.op_index = 1234;
+  f.event_index = 1301;
+  f.since_start_ns = 2'500'000;
+  f.requested_bytes = 5 << 20;
+  f.upstream_request_bytes = 20 << 20;
+  f.device = 1;
+  f.stream = 7;
+  f.live_bytes = 30 << 20;
+  f.allocated_bytes = 32 << 20;
+  f.reserved_bytes = 40 << 20;
+  f.largest_cached_block = 6 << 20;
+  f.memory_limit = 48 << 20;
+  f.peak_allocated_bytes = 36 << 20;
+  f.peak_reserved_bytes = 48 << 20;
+  failing.first_failure = f;
+  const std::string text = results_table_text({ok, failing});
+  const std::string note_indent(10, ' ');  // "strategy" is 8 wide, then 2 spaces
+  const std::string expected_tail =
+      note_indent + "^ 1 request failed (upstream out of memory)\n" + note_indent +
+      "^ num_alloc_retries 2, num_ooms 1\n" +
+      "first failure of pytorch: a request of 5.00 MiB on cuda:1, stream 7, at operation 1,234 "
+      "(trace event 1,301), +2.5 ms\n"
+      "  live 30.00 MiB, handed out 32.00 MiB, reserved 40.00 MiB (cached 8.00 MiB, largest "
+      "cached block 6.00 MiB), limit 48.00 MiB\n"
+      "  fragmentation 20.00% (1 - handed out/reserved); GMLake's 25.00% (1 - peak handed "
+      "out/peak reserved)\n"
+      "  CUDA out of memory. Tried to allocate 20.00 MiB. Of the allocated memory 32.00 MiB is "
+      "allocated by PyTorch, and 8.00 MiB is reserved by PyTorch but unallocated. If reserved "
+      "but unallocated memory is large try setting "
+      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+      "documentation for Memory Management  "
+      "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n";
+  EXPECT_TRUE(text.ends_with(expected_tail)) << text;
+  // Counters of 0 say nothing; a strategy that cannot name its largest block says so.
+  failing.strategy_counters = {{"num_alloc_retries", 0}, {"num_ooms", 0}};
+  failing.first_failure->largest_cached_block.reset();
+  const std::string unknown = results_table_text({failing});
+  EXPECT_EQ(unknown.find("num_alloc_retries"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("largest cached block unknown"), std::string::npos) << unknown;
+}
+
 TEST(SweepTable, says_how_many_points_and_which_shard) {
   const ResolvedTrace trace = resolve(read_trace(kTiny));
   SweepRun run = plan_sweep({"fifo-shrink:max={1MiB..4MiB:x2}"}, Shard{1, 2});

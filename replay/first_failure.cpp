@@ -129,8 +129,16 @@ FirstFailure first_failure_from_json(const nlohmann::json& j, const std::string&
 
 std::string first_failures_text(const std::vector<StrategyResult>& results) {
   std::string text;
-  for (const StrategyResult& r : results)
-    if (r.first_failure) text += block_text(r);
+  bool stopped = false;
+  for (const StrategyResult& r : results) {
+    if (!r.first_failure) continue;
+    text += block_text(r);
+    stopped = stopped || r.stopped_at_first_failure;
+  }
+  if (stopped)
+    text +=
+        "(a replay stops at its strategy's first failed request, as the program would have; "
+        "--keep-going replays every request)\n";
   return text;
 }
 

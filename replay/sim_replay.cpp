@@ -129,18 +129,25 @@ class Replayer {
     bool interrupted = false;
     const bool paced = real_ && options_.timing == TimingMode::recorded;
     auto deadline = std::chrono::steady_clock::now();
+    std::uint64_t reported = 0;
     for (std::size_t k = 0; k < trace_.ops.size(); ++k) {
       if (paced && k > 0) deadline = wait_for_gap(k, deadline);
       step(k);
+      if (result_.stopped_at_first_failure) break;
       if ((k + 1) % report_every == 0) {
         if (options_.progress) options_.progress->fetch_add(report_every);
+        reported += report_every;
         if (options_.cancel && options_.cancel->load(std::memory_order_relaxed)) {
           interrupted = true;
           break;
         }
       }
     }
-    if (options_.progress) options_.progress->fetch_add(trace_.ops.size() % report_every);
+    // After a stop, the operations not replayed are work no longer left to do.
+    if (options_.progress)
+      options_.progress->fetch_add(result_.stopped_at_first_failure
+                                       ? trace_.ops.size() - reported
+                                       : trace_.ops.size() % report_every);
     if (in_run_) close_run();
     finish();
     result_.wall_seconds =
@@ -248,9 +255,10 @@ class Replayer {
     lane.tally.allocated -= block->capacity;
   }
 
-  // A failed request: the first is described.
+  // A failed request: the first is described, and with stop_at_first_failure the replay ends.
   void failed(const Lane& lane, std::size_t k, std::uint32_t id) {
     if (!result_.first_failure) result_.first_failure = first_failure(lane, k, id);
+    if (options_.stop_at_first_failure) result_.stopped_at_first_failure = true;
   }
 
   FirstFailure first_failure(const Lane& lane, std::size_t k, std::uint32_t id) const {

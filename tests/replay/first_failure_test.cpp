@@ -1,7 +1,7 @@
 // The first failed request of a replay: where it was, the device's state there (the figures of
 // PyTorch's out-of-memory message and those it lacks), pytorch's num_alloc_retries and num_ooms,
-// and the report section read back. The expected values are worked
-// out by hand in the comments.
+// stopping there by default, and the report section read back. The expected values are
+// worked out by hand in the comments.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -76,9 +76,10 @@ ResolvedTrace exact_trace() {
                    event(Op::alloc, 0x60, 20000, 1700, cpu_device, 7), marker(Op::run_end, 1800)});
 }
 
-ReplayOptions limited(std::uint64_t limit) {
+ReplayOptions limited(std::uint64_t limit, bool stop = true) {
   ReplayOptions options;
   options.memory_limit = limit;
+  options.stop_at_first_failure = stop;
   options.check_invariants = true;
   return options;
 }
@@ -116,18 +117,31 @@ TEST(FirstFailure, exact_by_hand) {
   EXPECT_TRUE(r.strategy_counters.empty());  // exact has none of its own
 }
 
-TEST(FirstFailure, only_the_first_of_several_failures_is_described) {
+TEST(FirstFailure, a_replay_stops_at_the_first_failure_unless_told_to_keep_going) {
   const ResolvedTrace trace = exact_trace();
-  const StrategyResult r = replay_sim(trace, "exact:round=1024", limited(10 * KiB)).result;
-  EXPECT_EQ(r.metrics.requests, 6u);
-  EXPECT_EQ(r.metrics.failed_requests, 2u);  // D and F
-  EXPECT_EQ(r.metrics.evictions, 2u);        // A's block at D, B's at F
-  ASSERT_TRUE(r.first_failure);
-  EXPECT_EQ(r.first_failure->op_index, 5u);  // D
+  const StrategyResult stopped = replay_sim(trace, "exact:round=1024", limited(10 * KiB)).result;
+  EXPECT_TRUE(stopped.stopped_at_first_failure);
+  EXPECT_EQ(stopped.metrics.requests, 4u);  // A, B, C, D
+  EXPECT_EQ(stopped.metrics.failed_requests, 1u);
+  EXPECT_EQ(stopped.metrics.evictions, 1u);
+  EXPECT_EQ(stopped.metrics.final_cached_bytes, 0u);
+  ASSERT_EQ(stopped.runs.size(), 1u);  // the open run ends with the replay
+  EXPECT_EQ(stopped.runs[0].requests, 4u);
+  ASSERT_FALSE(stopped.series.empty());
+  EXPECT_EQ(stopped.series.back().first_op, 5u);  // no point after the failed request
 
-  // Without a failure nothing is described.
+  const StrategyResult all = replay_sim(trace, "exact:round=1024", limited(10 * KiB, false)).result;
+  EXPECT_FALSE(all.stopped_at_first_failure);
+  EXPECT_EQ(all.metrics.requests, 6u);
+  EXPECT_EQ(all.metrics.failed_requests, 2u);  // D and F
+  EXPECT_EQ(all.metrics.evictions, 2u);        // A's block at D, B's at F
+  EXPECT_EQ(all.first_failure, stopped.first_failure);
+  EXPECT_EQ(all.series.back().first_op, 9u);  // the run_end
+
+  // Without a failure nothing changes and nothing is described.
   const StrategyResult fits = replay_sim(trace, "exact:round=1024", limited(64 * KiB)).result;
   EXPECT_FALSE(fits.first_failure);
+  EXPECT_FALSE(fits.stopped_at_first_failure);
   EXPECT_EQ(fits.metrics.requests, 6u);
 }
 
@@ -186,9 +200,16 @@ TEST(FirstFailure, pytorch_by_hand) {
       "CUDA out of memory. Tried to allocate 10.00 MiB. Of the allocated memory 57.00 MiB is "
       "allocated by PyTorch, and 3.00 MiB is reserved by PyTorch but unallocated. If"))
       << out_of_memory_message(f);
+  const std::map<std::string, std::uint64_t> stopped = {{"num_alloc_retries", 2}, {"num_ooms", 1}};
+  EXPECT_EQ(r.strategy_counters, stopped);
+  EXPECT_EQ(r.metrics.requests, 5u);
+
+  const StrategyResult all =
+      replay_sim(pytorch_trace(), "pytorch", limited(64 * MiB, false)).result;
   const std::map<std::string, std::uint64_t> every = {{"num_alloc_retries", 3}, {"num_ooms", 2}};
-  EXPECT_EQ(r.strategy_counters, every);
-  EXPECT_EQ(r.metrics.failed_requests, 2u);
+  EXPECT_EQ(all.strategy_counters, every);
+  EXPECT_EQ(all.metrics.failed_requests, 2u);
+  EXPECT_EQ(all.first_failure, r.first_failure);
 }
 
 TEST(FirstFailure, pytorch_says_what_its_memory_fraction_allows) {
@@ -247,23 +268,28 @@ class FirstFailureReport : public testing::Test {
 
 TEST_F(FirstFailureReport, survives_a_round_trip_through_a_report_file) {
   const ResolvedTrace trace = pytorch_trace();
-  std::vector<StrategyResult> results = {replay_sim(trace, "pytorch", limited(64 * MiB)).result,
-                                         replay_sim(trace, "exact", limited(64 * MiB)).result,
-                                         replay_sim(trace, "exact").result};
+  std::vector<StrategyResult> results = {
+      replay_sim(trace, "pytorch", limited(64 * MiB)).result,
+      replay_sim(trace, "exact", limited(64 * MiB, false)).result,
+      replay_sim(trace, "exact").result};
   ASSERT_TRUE(results[0].first_failure && results[1].first_failure);
   ASSERT_FALSE(results[2].first_failure);
   write_report_file(path_.string(), TraceSummary{}, results, ReportContext{});
   const nlohmann::json report = read_report_file(path_.string());
   const nlohmann::json& first = report["results"][0];
+  EXPECT_EQ(first["stopped_at_first_failure"], true);
   EXPECT_EQ(first["first_failure"]["event_index"], 5);
   EXPECT_EQ(first["first_failure"]["device"], "cuda:0");
   EXPECT_EQ(first["first_failure"]["cached_bytes"], 3 * MiB);
   EXPECT_EQ(first["first_failure"]["message"], out_of_memory_message(*results[0].first_failure));
-  EXPECT_EQ(first["strategy_counters"]["num_ooms"], 2);
+  EXPECT_EQ(first["strategy_counters"]["num_ooms"], 1);
+  EXPECT_EQ(report["results"][1]["stopped_at_first_failure"], false);
   EXPECT_FALSE(report["results"][2].contains("first_failure"));
+  EXPECT_FALSE(report["results"][2].contains("stopped_at_first_failure"));
   for (std::size_t i = 0; i < results.size(); ++i) {
     const StrategyResult back = result_from_json(report["results"][i], path_.string());
     EXPECT_EQ(back.first_failure, results[i].first_failure) << i;
+    EXPECT_EQ(back.stopped_at_first_failure, results[i].stopped_at_first_failure) << i;
     EXPECT_EQ(back.strategy_counters, results[i].strategy_counters) << i;
   }
 }
@@ -273,6 +299,7 @@ TEST(FirstFailureJson, a_report_without_the_section_still_loads) {
   older.erase("strategy_counters");
   const StrategyResult r = result_from_json(older, "old.json");
   EXPECT_FALSE(r.first_failure);
+  EXPECT_FALSE(r.stopped_at_first_failure);
   EXPECT_TRUE(r.strategy_counters.empty());
   // An event index the trace could not give is null, and reads back as unknown.
   FirstFailure f;
@@ -297,11 +324,15 @@ TEST(FirstFailureJson, a_broken_section_is_an_error_naming_the_key) {
   result["first_failure"]["reserved_bytes"] = 1;
   result["first_failure"]["device"] = "gpu";
   EXPECT_THROW(result_from_json(result, "r.json"), InputError);
+  result["first_failure"]["device"] = "cuda:0";
+  result.erase("stopped_at_first_failure");
+  EXPECT_THROW(result_from_json(result, "r.json"), InputError);
 }
 
 // A million operations, and 40,000 blocks live when a request fails: recording the first failure
-// (which asks the strategy for its largest cached block) costs nothing that grows with the trace,
-// and the 2,000 failures after it (each one releasing and retrying) stay quick too.
+// (which asks the strategy for its largest cached block) costs nothing that grows with the trace;
+// stopping there leaves the rest unreplayed, and going on through 2,000 more failures (each one
+// releasing and retrying) stays quick too.
 TEST(FirstFailure, a_failure_deep_in_a_large_trace_is_found_quickly) {
   std::mt19937_64 rng(42);
   Trace t;
@@ -326,19 +357,24 @@ TEST(FirstFailure, a_failure_deep_in_a_large_trace_is_found_quickly) {
   // best-fit without max_ratio would hand 256 KiB blocks to 512 B requests and fail early.
   for (const std::string spec :
        {"exact", "best-fit:max_ratio=1.5", "fifo-shrink:max=64MiB", "pytorch"}) {
-    ReplayOptions options;
-    options.memory_limit = 3 * 1024 * MiB;
-    const auto start = std::chrono::steady_clock::now();
-    const StrategyResult r = replay_sim(trace, spec, options).result;
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    ASSERT_TRUE(r.first_failure) << spec;
-    EXPECT_EQ(r.first_failure->op_index, trace.ops.size() - kFailing) << spec;
-    EXPECT_EQ(r.first_failure->event_index, failing_event) << spec;
-    EXPECT_EQ(r.first_failure->live_bytes, kept_bytes) << spec;
-    EXPECT_EQ(r.metrics.failed_requests, kFailing) << spec;
-    EXPECT_EQ(r.metrics.requests, kKept * 13 + kFailing) << spec;
-    EXPECT_LT(seconds, 10.0) << spec;
+    for (const bool stop : {true, false}) {
+      ReplayOptions options;
+      options.memory_limit = 3 * 1024 * MiB;
+      options.stop_at_first_failure = stop;
+      const auto start = std::chrono::steady_clock::now();
+      const StrategyResult r = replay_sim(trace, spec, options).result;
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const std::string where = spec + (stop ? "" : ", keep going");
+      ASSERT_TRUE(r.first_failure) << where;
+      EXPECT_EQ(r.first_failure->op_index, trace.ops.size() - kFailing) << where;
+      EXPECT_EQ(r.first_failure->event_index, failing_event) << where;
+      EXPECT_EQ(r.first_failure->live_bytes, kept_bytes) << where;
+      EXPECT_EQ(r.stopped_at_first_failure, stop) << where;
+      EXPECT_EQ(r.metrics.failed_requests, stop ? 1u : kFailing) << where;
+      EXPECT_EQ(r.metrics.requests, kKept * 13 + (stop ? 1u : kFailing)) << where;
+      EXPECT_LT(seconds, 10.0) << where;
+    }
   }
 }
 

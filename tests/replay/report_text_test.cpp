@@ -65,7 +65,7 @@ TEST(ResultsTable, a_strategy_whose_requests_failed_has_a_note_under_its_row) {
   EXPECT_EQ(text.find("alloc p50/p99"), std::string::npos);
 }
 
-// Under the table: the first failure of each failing strategy.
+// Under the table: the first failure of each failing strategy, then why the replays are short.
 TEST(ResultsTable, a_strategy_that_failed_gets_a_block_about_its_first_failure) {
   StrategyResult ok, failing;
   ok.strategy = "exact";
@@ -74,6 +74,7 @@ TEST(ResultsTable, a_strategy_that_failed_gets_a_block_about_its_first_failure) 
   failing.metrics.requests = 4;
   failing.metrics.failed_requests = 1;
   failing.strategy_counters = {{"num_alloc_retries", 2}, {"num_ooms", 1}};
+  failing.stopped_at_first_failure = true;
   FirstFailure f;
   f.op_index = 1234;
   f.event_index = 1301;
@@ -93,8 +94,8 @@ TEST(ResultsTable, a_strategy_that_failed_gets_a_block_about_its_first_failure) 
   const std::string text = results_table_text({ok, failing});
   const std::string note_indent(10, ' ');  // "strategy" is 8 wide, then 2 spaces
   const std::string expected_tail =
-      note_indent + "^ 1 request failed (upstream out of memory)\n" + note_indent +
-      "^ num_alloc_retries 2, num_ooms 1\n" +
+      note_indent + "^ 1 request failed (upstream out of memory); the replay stopped there\n" +
+      note_indent + "^ num_alloc_retries 2, num_ooms 1\n" +
       "first failure of pytorch: a request of 5.00 MiB on cuda:1, stream 7, at operation 1,234 "
       "(trace event 1,301), +2.5 ms\n"
       "  live 30.00 MiB, handed out 32.00 MiB, reserved 40.00 MiB (cached 8.00 MiB, largest "
@@ -106,14 +107,19 @@ TEST(ResultsTable, a_strategy_that_failed_gets_a_block_about_its_first_failure) 
       "but unallocated memory is large try setting "
       "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
       "documentation for Memory Management  "
-      "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n";
+      "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n"
+      "(a replay stops at its strategy's first failed request, as the program would have; "
+      "--keep-going replays every request)\n";
   EXPECT_TRUE(text.ends_with(expected_tail)) << text;
-  // Counters of 0 say nothing; a strategy that cannot name its largest block says so.
+  // Counters of 0 say nothing; a failure with --keep-going has its block but no stop line.
   failing.strategy_counters = {{"num_alloc_retries", 0}, {"num_ooms", 0}};
+  failing.stopped_at_first_failure = false;
   failing.first_failure->largest_cached_block.reset();
-  const std::string unknown = results_table_text({failing});
-  EXPECT_EQ(unknown.find("num_alloc_retries"), std::string::npos) << unknown;
-  EXPECT_NE(unknown.find("largest cached block unknown"), std::string::npos) << unknown;
+  const std::string going = results_table_text({failing});
+  EXPECT_EQ(going.find("num_alloc_retries"), std::string::npos) << going;
+  EXPECT_EQ(going.find("stopped"), std::string::npos) << going;
+  EXPECT_EQ(going.find("--keep-going"), std::string::npos) << going;
+  EXPECT_NE(going.find("largest cached block unknown"), std::string::npos) << going;
 }
 
 TEST(SweepTable, says_how_many_points_and_which_shard) {
@@ -138,9 +144,11 @@ TEST(SweepTable, a_point_whose_requests_failed_has_a_note_under_its_row) {
   options.memory_limit = 1024 * 1024;  // the 2 MiB blocks, and more, cannot be had
   replay_sweep(trace, run, options, 1);
   ASSERT_GT(run.results[0].metrics.failed_requests, 0u);
-  // From where the third column starts: "point", "strategy" (8 wide), each and 2 spaces.
-  EXPECT_TRUE(sweep_table_text(run).ends_with("\n" + std::string(17, ' ') +
-                                              "^ 4 requests failed (upstream out of memory)\n"))
+  // From where the third column starts: "point", "strategy" (8 wide), each and 2 spaces. A
+  // sweep's replays stop at their first failure, as the program would.
+  EXPECT_TRUE(sweep_table_text(run).ends_with(
+      "\n" + std::string(17, ' ') +
+      "^ 1 request failed (upstream out of memory); the replay stopped there\n"))
       << sweep_table_text(run);
 }
 

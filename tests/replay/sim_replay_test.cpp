@@ -121,12 +121,19 @@ TEST(SimReplay, memory_limit_turns_into_failed_requests_not_a_crash) {
   const ResolvedTrace trace = tiny();
   ReplayOptions options;
   options.memory_limit = 2 * 1048576;
+  options.stop_at_first_failure = false;
   const Metrics m = replay_sim(trace, "exact", options).result.metrics;
   // Each run's 4 KiB + 2 MiB peak does not fit beside anything else; exact releases its cache
   // and retries, so only requests that cannot fit even alone fail.
   EXPECT_EQ(m.requests, 6u);
   EXPECT_GT(m.failed_requests, 0u);
   EXPECT_LE(m.peak_reserved_bytes, 2u * 1048576u);
+  // By default the replay ends there: C (2 MiB) does not fit beside B once A's block is given
+  // back, the third request of the first run.
+  options.stop_at_first_failure = true;
+  const Metrics stopped = replay_sim(trace, "exact", options).result.metrics;
+  EXPECT_EQ(stopped.requests, 3u);
+  EXPECT_EQ(stopped.failed_requests, 1u);
 }
 
 // pytorch's num_alloc_retries and num_ooms: summed over devices, in the report and the table.

@@ -31,7 +31,8 @@ nlohmann::json first_failure_json(const FirstFailure& failure);
 FirstFailure first_failure_from_json(const nlohmann::json& j, const std::string& where);
 
 // For the terminal, under the comparison table: a block per strategy with a failed request (the
-// request, the device's state, PyTorch's message). Empty when no request failed.
+// request, the device's state, PyTorch's message), and a line saying that the replays stopped
+// at their first failure when they did. Empty when no request failed.
 std::string first_failures_text(const std::vector<StrategyResult>& results);
 
 }  // namespace alloclab

@@ -126,8 +126,10 @@ struct StrategyResult {
   // The strategy's own counters (Strategy::counters, e.g. pytorch's num_alloc_retries and
   // num_ooms), summed over devices; empty for strategies that have none.
   std::map<std::string, std::uint64_t> strategy_counters;
-  // The first failed request, if any.
+  // The first failed request, if any; with ReplayOptions::stop_at_first_failure the replay ended
+  // there (`stopped_at_first_failure`) and the counters above stop at that request.
   std::optional<FirstFailure> first_failure;
+  bool stopped_at_first_failure = false;
 };
 
 }  // namespace alloclab

@@ -136,6 +136,9 @@ class ExactIndex {
   // must not use the index.
   template <class F>
   void drain(F&& f) {
+    // Walking the table costs its size, even empty: once per upstream failure, that is every
+    // failed request after the first with `--keep-going`.
+    if (map_.empty()) return;
     for_each(f);
     map_.clear();
     blocks_ = 0;

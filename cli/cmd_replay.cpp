@@ -26,6 +26,7 @@ struct ReplayCommand {
   std::size_t jobs = 0;
   bool jobs_given = false;  // -j on the command line (jobs == 0 is also the default)
   std::string memory_limit;
+  bool keep_going = false;
   bool check = false;
   std::string upstream = "sim";
   bool touch = false;
@@ -61,6 +62,7 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
 
   ReplayOptions options;
   if (!cmd.memory_limit.empty()) options.memory_limit = parse_size(cmd.memory_limit);
+  options.stop_at_first_failure = !cmd.keep_going;
   options.check_invariants = cmd.check;
   options.upstream = cmd.upstream;
   options.touch = cmd.touch;
@@ -134,6 +136,9 @@ void add_replay_command(CLI::App& app) {
   sub->add_option("--memory-limit", cmd->memory_limit,
                   "emulate a device of this size (e.g. 8GiB): the upstream fails beyond it")
       ->type_name("SIZE");
+  sub->add_flag("--keep-going", cmd->keep_going,
+                "go on past a strategy's first failed request (a program would die there; by "
+                "default its replay stops) and count every failure");
   sub->add_flag("--check", cmd->check, "check invariants after every operation (slow)");
   sub->add_option("--upstream", cmd->upstream,
                   "allocator under the strategies: sim (default), host-malloc, host-mmap, "

@@ -1,5 +1,7 @@
 #include "alloclab/format/resolve.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -88,14 +90,11 @@ class StreamResolver::Impl {
     const Op op = part.op(i);
     const bool marker = (op == Op::run_begin || op == Op::run_end) && !part.segment(i);
     if (marker) {
-      if (markers_ == Markers::none_yet) {
-        out_.ops.erase(out_.ops.begin());
-        out_.op_time_ns.erase(out_.op_time_ns.begin());
-      }
+      if (markers_ == Markers::none_yet) drop_placeholder_run_begin();
       markers_ = Markers::some;
     } else if (!seen_event_) {
       markers_ = Markers::none_yet;
-      emit(ReplayOp::run_begin, 0, part.time_ns(i));
+      emit(ReplayOp::run_begin, 0, part.time_ns(i), events_before_ + i);
     }
     if (!seen_event_) first_time_ = part.time_ns(i);
     seen_event_ = true;
@@ -108,31 +107,49 @@ class StreamResolver::Impl {
     return *last_device_;
   }
 
-  void emit(ReplayOp op, std::uint32_t id, std::uint64_t time) {
+  // `event`: the index in the trace of the event the operation replays or is caused by.
+  void emit(ReplayOp op, std::uint32_t id, std::uint64_t time, std::uint64_t event) {
+    if (out_.ops.empty() || event != last_event_ + 1)
+      out_.op_event_breaks.push_back({out_.ops.size(), event});
+    last_event_ = event;
     out_.ops.push_back(ResolvedOp{id, op});
     out_.op_time_ns.push_back(time);
   }
 
-  void begin_run(std::uint64_t time, std::string_view label) {
+  // The first marker of a trace whose first event was not one: the implicit run_begin emitted
+  // before it goes, and every later operation moves down by one.
+  void drop_placeholder_run_begin() {
+    std::vector<ResolvedTrace::OpEventBreak>& breaks = out_.op_event_breaks;
+    const std::optional<std::uint64_t> next_event =
+        out_.ops.size() > 1 ? out_.event_of_op(1) : std::nullopt;
+    breaks.erase(breaks.begin());  // the placeholder's, at operation 0
+    for (ResolvedTrace::OpEventBreak& b : breaks) --b.op;
+    if (next_event && (breaks.empty() || breaks.front().op != 0))
+      breaks.insert(breaks.begin(), {0, *next_event});
+    out_.ops.erase(out_.ops.begin());
+    out_.op_time_ns.erase(out_.op_time_ns.begin());
+  }
+
+  void begin_run(std::uint64_t time, std::string_view label, std::uint64_t event) {
     const auto run = static_cast<std::uint32_t>(out_.runs.size());
     out_.runs.push_back(RunInfo{std::string(label), out_.ops.size(), 0, time, 0});
-    emit(ReplayOp::run_begin, run, time);
+    emit(ReplayOp::run_begin, run, time, event);
     in_run_ = true;
   }
 
-  void end_run(std::uint64_t time) {
+  void end_run(std::uint64_t time, std::uint64_t event) {
     RunInfo& run = out_.runs.back();
     run.end_op = out_.ops.size();
     run.end_time_ns = time;
-    emit(ReplayOp::run_end, static_cast<std::uint32_t>(out_.runs.size() - 1), time);
+    emit(ReplayOp::run_end, static_cast<std::uint32_t>(out_.runs.size() - 1), time, event);
     in_run_ = false;
   }
 
-  void free_id(DeviceAddresses& device, std::uint64_t address, std::uint32_t id,
-               std::uint64_t time) {
+  void free_id(DeviceAddresses& device, std::uint64_t address, std::uint32_t id, std::uint64_t time,
+               std::uint64_t event) {
     device.live.erase(address);
     device.freed.insert_or_assign(address, 0);
-    emit(ReplayOp::free, id, time);
+    emit(ReplayOp::free, id, time, event);
   }
 
   // Counts an anomaly of event i and, among the first, says where it is.
@@ -146,6 +163,7 @@ class StreamResolver::Impl {
   void step(const Trace& t, std::size_t i) {
     const Op op = t.op(i);
     const std::uint64_t time = t.time_ns(i);
+    const std::uint64_t event = events_before_ + i;
     if (t.segment(i)) {
       if (op == Op::alloc) {
         ++out_.segment_allocs;
@@ -163,15 +181,15 @@ class StreamResolver::Impl {
       case Op::run_begin:
         if (in_run_) {
           note(AnomalyKind::nested_run_begin, t, i);
-          end_run(time);
+          end_run(time, event);
         }
-        return begin_run(time, t.label(i));
+        return begin_run(time, t.label(i), event);
       case Op::run_end:
         if (!in_run_) {
           note(AnomalyKind::run_end_outside_run, t, i);
           return;
         }
-        return end_run(time);
+        return end_run(time, event);
       case Op::mark:
         return;
     }
@@ -186,7 +204,7 @@ class StreamResolver::Impl {
     DeviceAddresses& device = addresses(t.device(i));
     if (const std::uint32_t* older = device.live.find(address)) {
       note(AnomalyKind::alloc_over_live, t, i);
-      free_id(device, address, *older, time);
+      free_id(device, address, *older, time, events_before_ + i);
     }
     if (out_.alloc_size.size() >= std::numeric_limits<std::uint32_t>::max())
       throw std::length_error("more than 2^32-1 allocations in one trace");
@@ -195,7 +213,7 @@ class StreamResolver::Impl {
     out_.alloc_origin.push_back(t.origin_index(i));
     device.live.insert_or_assign(address, id);
     device.freed.erase(address);
-    emit(ReplayOp::alloc, id, time);
+    emit(ReplayOp::alloc, id, time, events_before_ + i);
   }
 
   void free(const Trace& t, std::size_t i, std::uint64_t time) {
@@ -206,7 +224,7 @@ class StreamResolver::Impl {
     }
     DeviceAddresses& device = addresses(t.device(i));
     if (const std::uint32_t* id = device.live.find(address))
-      return free_id(device, address, *id, time);
+      return free_id(device, address, *id, time, events_before_ + i);
     if (device.freed.find(address))
       note(AnomalyKind::double_free, t, i);
     else if (started_at_fork_)
@@ -226,6 +244,7 @@ class StreamResolver::Impl {
   std::uint64_t first_time_ = 0;
   std::uint64_t last_time_ = 0;
   std::uint64_t events_before_ = 0;  // in the parts before the current one
+  std::uint64_t last_event_ = 0;     // the event of the last operation emitted
 };
 
 StreamResolver::StreamResolver(std::uint64_t expected_events)
@@ -238,6 +257,16 @@ void StreamResolver::add(const Trace& part) {
 
 ResolvedTrace StreamResolver::finish(const std::vector<Origin>& origins) {
   return impl_->finish(origins);
+}
+
+std::optional<std::uint64_t> ResolvedTrace::event_of_op(std::uint64_t op) const {
+  // The last break at or before `op`: breaks are in operation order, the first at operation 0.
+  const auto after =
+      std::upper_bound(op_event_breaks.begin(), op_event_breaks.end(), op,
+                       [](std::uint64_t k, const OpEventBreak& b) { return k < b.op; });
+  if (after == op_event_breaks.begin()) return std::nullopt;
+  const OpEventBreak& b = *std::prev(after);
+  return b.event + (op - b.op);
 }
 
 std::string_view to_string(AnomalyKind kind) {

@@ -12,6 +12,7 @@
 
 #include "alloclab/format/error.hpp"
 #include "alloclab/format/output_files.hpp"
+#include "alloclab/replay/first_failure.hpp"
 
 namespace alloclab {
 namespace {
@@ -130,6 +131,11 @@ nlohmann::json result_json(const StrategyResult& r, bool with_runs) {
                           {"upstream_deallocate", r.modelled->upstream_deallocate},
                           {"hits", r.modelled->hits},
                           {"total", r.modelled->total()}};
+  if (!r.strategy_counters.empty()) out["strategy_counters"] = r.strategy_counters;
+  if (r.first_failure) {
+    out["stopped_at_first_failure"] = r.stopped_at_first_failure;
+    out["first_failure"] = first_failure_json(*r.first_failure);
+  }
   return out;
 }
 
@@ -246,6 +252,21 @@ StrategyResult result_from_json(const nlohmann::json& j, const std::string& sour
     r.modelled =
         ModelledTime{read_u64(m, "upstream_allocate", where),
                      read_u64(m, "upstream_deallocate", where), read_u64(m, "hits", where)};
+  }
+  if (const auto counters = j.find("strategy_counters"); counters != j.end()) {
+    const std::string where = source + ", strategy_counters";
+    if (!counters->is_object()) throw InputError(where + ": not an object");
+    for (const auto& [name, value] : counters->items())
+      r.strategy_counters[name] = read_u64(*counters, name.c_str(), where);
+  }
+  if (const auto failure = j.find("first_failure"); failure != j.end()) {
+    r.first_failure = first_failure_from_json(*failure, source + ", first_failure");
+    const auto stopped = j.find("stopped_at_first_failure");
+    if (stopped == j.end() || !stopped->is_boolean())
+      throw InputError(source +
+                       ": a result with 'first_failure' needs a boolean "
+                       "'stopped_at_first_failure'");
+    r.stopped_at_first_failure = stopped->get<bool>();
   }
   return r;
 }

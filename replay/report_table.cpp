@@ -7,6 +7,7 @@
 #include "alloclab/format/resolve.hpp"
 #include "alloclab/format/text_table.hpp"
 #include "alloclab/format/units.hpp"
+#include "alloclab/replay/first_failure.hpp"
 #include "alloclab/replay/report.hpp"
 
 namespace alloclab {
@@ -25,8 +26,20 @@ std::string ratio_cell(double ratio) {
   return text;
 }
 
-std::string failed_note(const Metrics& m) {
-  return "^ " + counted(m.failed_requests, "request") + " failed (upstream out of memory)";
+std::string failed_note(const StrategyResult& r) {
+  return "^ " + counted(r.metrics.failed_requests, "request") + " failed (upstream out of memory)" +
+         (r.stopped_at_first_failure ? "; the replay stopped there" : "");
+}
+
+// "^ num_alloc_retries 3, num_ooms 1": the strategy's own counters, when one is not 0.
+std::string counters_note(const StrategyResult& r) {
+  std::string text;
+  bool any = false;
+  for (const auto& [name, value] : r.strategy_counters) {
+    text += (text.empty() ? "^ " : ", ") + name + " " + grouped(value);
+    any = any || value != 0;
+  }
+  return any ? text : std::string();
 }
 
 // What the recommendation saves at peak, said plainly when it saves nothing or costs more (a
@@ -91,9 +104,10 @@ std::string results_table_text(const std::vector<StrategyResult>& results) {
     }
     if (modelled) row.push_back(r.modelled ? human_duration(r.modelled->total()) : "");
     table.add_row(std::move(row));
-    if (m.failed_requests) table.add_note(failed_note(m), 1);
+    if (m.failed_requests) table.add_note(failed_note(r), 1);
+    if (const std::string note = counters_note(r); !note.empty()) table.add_note(note, 1);
   }
-  return table.str();
+  return table.str() + first_failures_text(results);
 }
 
 std::string replay_notes_text(const TraceSummary& summary) {
@@ -136,7 +150,7 @@ std::string sweep_table_text(const SweepRun& run) {
     table.add_row({std::to_string(run.point_indices[k]), run.results[k].strategy,
                    percent_cell(m.hit_rate()), human_bytes(m.peak_reserved_bytes),
                    grouped(m.upstream_allocs), grouped(m.evictions)});
-    if (m.failed_requests) table.add_note(failed_note(m), 2);
+    if (m.failed_requests) table.add_note(failed_note(run.results[k]), 2);
   }
   return text + table.str();
 }

@@ -21,6 +21,16 @@
 namespace alloclab {
 namespace {
 
+// One device's own figures, kept for the report of a failed request (FirstFailure): live and
+// handed-out bytes, and the peaks of handed-out and reserved bytes so far.
+struct DeviceTally {
+  DeviceId device = cpu_device;
+  std::uint64_t live = 0;
+  std::uint64_t allocated = 0;
+  std::uint64_t peak_allocated = 0;
+  std::uint64_t peak_reserved = 0;
+};
+
 // One device's allocator stack. Devices are independent allocators, as in a real program (one
 // caching allocator per GPU). In simulation:
 //   strategy -> counting -> [modelled (cost model)] -> simulated upstream
@@ -51,6 +61,7 @@ struct Lane {
   std::unique_ptr<CountingUpstream> counting;
   std::unique_ptr<Strategy> strategy;  // declared last: destroyed first, before its upstreams
   std::map<std::uint64_t, std::uint64_t> live_ranges;  // invariant checks only: address -> end
+  DeviceTally tally;
 };
 
 // Counters summed over lanes, for run deltas and the final metrics.
@@ -105,6 +116,7 @@ class Replayer {
       lane = lanes_.size();
       lanes_.push_back(std::make_unique<Lane>(spec, options, latencies_.get(),
                                               modelled_ ? &*modelled_ : nullptr));
+      lanes_.back()->tally.device = device;
     }
     for (const Origin& origin : trace.origins)
       lane_of_origin_.push_back(lane_of_device[origin.device]);
@@ -117,18 +129,25 @@ class Replayer {
     bool interrupted = false;
     const bool paced = real_ && options_.timing == TimingMode::recorded;
     auto deadline = std::chrono::steady_clock::now();
+    std::uint64_t reported = 0;
     for (std::size_t k = 0; k < trace_.ops.size(); ++k) {
       if (paced && k > 0) deadline = wait_for_gap(k, deadline);
       step(k);
+      if (result_.stopped_at_first_failure) break;
       if ((k + 1) % report_every == 0) {
         if (options_.progress) options_.progress->fetch_add(report_every);
+        reported += report_every;
         if (options_.cancel && options_.cancel->load(std::memory_order_relaxed)) {
           interrupted = true;
           break;
         }
       }
     }
-    if (options_.progress) options_.progress->fetch_add(trace_.ops.size() % report_every);
+    // After a stop, the operations not replayed are work no longer left to do.
+    if (options_.progress)
+      options_.progress->fetch_add(result_.stopped_at_first_failure
+                                       ? trace_.ops.size() - reported
+                                       : trace_.ops.size() % report_every);
     if (in_run_) close_run();
     finish();
     result_.wall_seconds =
@@ -206,11 +225,20 @@ class Replayer {
     const std::uint64_t size = trace_.alloc_size[id];
     const std::uint64_t before = lane.counting->reserved_bytes();
     const std::optional<Block> block = lane.strategy->allocate(size, trace_.stream_of(id));
-    reserved_ += lane.counting->reserved_bytes() - before;
-    if (!block) return;  // counted by the strategy as failed; nothing becomes live
+    const std::uint64_t after = lane.counting->reserved_bytes();
+    reserved_ += after - before;
+    DeviceTally& tally = lane.tally;
+    tally.peak_reserved = std::max(tally.peak_reserved, after);
+    // Counted by the strategy as failed; nothing becomes live.
+    if (!block) return failed(lane, k, id);
     // A block at address 0 counts as never handed out, as for a failed request.
-    if (block->address != 0) blocks_.insert_or_assign(id, *block);
+    if (block->address != 0) {
+      blocks_.insert_or_assign(id, *block);
+      tally.allocated += block->capacity;
+      tally.peak_allocated = std::max(tally.peak_allocated, tally.allocated);
+    }
     live_ += size;
+    tally.live += size;
     if (options_.check_invariants) check_new_block(lane, k, *block, size);
   }
 
@@ -223,6 +251,37 @@ class Replayer {
     lane.strategy->deallocate(*block);
     reserved_ = reserved_ + lane.counting->reserved_bytes() - before;  // may shrink: evictions
     live_ -= trace_.alloc_size[id];
+    lane.tally.live -= trace_.alloc_size[id];
+    lane.tally.allocated -= block->capacity;
+  }
+
+  // A failed request: the first is described, and with stop_at_first_failure the replay ends.
+  void failed(const Lane& lane, std::size_t k, std::uint32_t id) {
+    if (!result_.first_failure) result_.first_failure = first_failure(lane, k, id);
+    if (options_.stop_at_first_failure) result_.stopped_at_first_failure = true;
+  }
+
+  FirstFailure first_failure(const Lane& lane, std::size_t k, std::uint32_t id) const {
+    const std::uint64_t size = trace_.alloc_size[id];
+    const FailureState state = lane.strategy->failure_state(size);
+    FirstFailure f;
+    f.op_index = k;
+    f.event_index = trace_.event_of_op(k);
+    f.time_ns = trace_.op_time_ns[k];
+    f.since_start_ns = f.time_ns >= trace_.op_time_ns[0] ? f.time_ns - trace_.op_time_ns[0] : 0;
+    f.requested_bytes = size;
+    f.upstream_request_bytes = state.upstream_request;
+    f.stream = trace_.stream_of(id);
+    f.device = lane.tally.device;
+    f.live_bytes = lane.tally.live;
+    f.allocated_bytes = lane.tally.allocated;
+    f.reserved_bytes = lane.counting->reserved_bytes();
+    f.largest_cached_block = state.largest_cached_block;
+    f.memory_limit = options_.memory_limit;
+    f.allowed_bytes = state.allowed_bytes;
+    f.peak_allocated_bytes = lane.tally.peak_allocated;
+    f.peak_reserved_bytes = lane.tally.peak_reserved;
+    return f;
   }
 
   void check_new_block(Lane& lane, std::size_t k, const Block& block, std::uint64_t size) {
@@ -294,6 +353,9 @@ class Replayer {
     m.final_cached_bytes = t.cached;
     m.slack_bytes = t.slack;
     result_.series = series_.take();
+    for (const auto& lane : lanes_)
+      for (const auto& [name, value] : lane->strategy->counters())
+        result_.strategy_counters[name] += value;
     if (latencies_) result_.latency = latencies_->summaries(options_.touch);
     if (modelled_) {
       result_.modelled = *modelled_;

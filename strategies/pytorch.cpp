@@ -296,6 +296,11 @@ struct PyTorchCachingStrategy::Impl {
   std::map<std::uint64_t, Segment> segments_by_address;
   std::uint64_t reserved = 0;
   std::uint64_t allocated = 0;
+  // PyTorch's DeviceStats::num_alloc_retries: segment allocations made after release_cached_blocks
+  // (alloc_block with isRetry, counted before the attempt, whatever its outcome).
+  std::uint64_t num_alloc_retries = 0;
+  // PyTorch's DeviceStats::num_ooms: requests that failed (malloc's OutOfMemoryError).
+  std::uint64_t num_ooms = 0;
   // PyTorch's large_blocks.get_free_blocks_call_count: searches of the large pool, counted only
   // when garbage collection is on. A cached piece's age is this minus its gc_base.
   std::uint64_t large_searches = 0;
@@ -481,6 +486,19 @@ struct PyTorchCachingStrategy::Impl {
     }
   }
 
+  // The largest cached piece of `pool`, any stream, 0 if none: the last piece of each stream,
+  // found by jumping from stream to stream (O(streams · log pieces)).
+  static std::uint64_t largest_cached(const Pool& pool) {
+    std::uint64_t largest = 0;
+    for (auto it = pool.begin(); it != pool.end();) {
+      const auto next_stream = pool.upper_bound(
+          PoolEntry{it->stream, pytorch::kUnlimited, pytorch::kUnlimited, nullptr});
+      largest = std::max(largest, std::prev(next_stream)->size);
+      it = next_stream;
+    }
+    return largest;
+  }
+
   // should_split: small pool when the rest is >= kMinBlockSize; large pool when the request is
   // below max_split_size and the rest is > kSmallSize.
   bool should_split(const Node* n, std::uint64_t size) const {
@@ -531,6 +549,7 @@ struct PyTorchCachingStrategy::Impl {
     ++stats.requests;
     if (size > pytorch::kMaxRequest) {
       ++stats.failed;
+      ++num_ooms;
       return std::nullopt;
     }
     const std::uint64_t rounded = pytorch::round_size(size, options.divisions_for(size));
@@ -560,10 +579,12 @@ struct PyTorchCachingStrategy::Impl {
       }
       if (n == nullptr) {
         release_cached_blocks(true);  // always retried after, as in PyTorch
+        ++num_alloc_retries;
         n = alloc_block(alloc_size, stream, small);
       }
       if (n == nullptr) {
         ++stats.failed;
+        ++num_ooms;
         update_cached();
         return std::nullopt;
       }
@@ -636,6 +657,21 @@ void PyTorchCachingStrategy::release() {
 
 const StrategyStats& PyTorchCachingStrategy::stats() const {
   return impl_->stats;
+}
+FailureState PyTorchCachingStrategy::failure_state(std::uint64_t size) const {
+  const Impl& impl = *impl_;
+  FailureState state;
+  state.largest_cached_block =
+      std::max(Impl::largest_cached(impl.large_blocks), Impl::largest_cached(impl.small_blocks));
+  if (size <= pytorch::kMaxRequest)
+    state.upstream_request =
+        pytorch::allocation_size(pytorch::round_size(size, impl.options.divisions_for(size)));
+  if (impl.options.per_process_memory_fraction) state.allowed_bytes = impl.allowed;
+  return state;
+}
+
+StrategyCounters PyTorchCachingStrategy::counters() const {
+  return {{"num_alloc_retries", impl_->num_alloc_retries}, {"num_ooms", impl_->num_ooms}};
 }
 const PyTorchOptions& PyTorchCachingStrategy::options() const {
   return impl_->options;

@@ -285,4 +285,53 @@ TEST(Cli, replay_takes_a_pytorch_alloc_conf_as_pasted_and_refuses_what_is_not_mo
             "has fixed-size segments only)\n");
 }
 
+// A program dies at its first out-of-memory error: a replay stops there and says where, unless
+// --keep-going; the JSON report carries the section and the flag.
+TEST(Cli, replay_stops_at_the_first_failed_request_unless_told_to_keep_going) {
+  const std::string csv = temp_path("oom.csv");
+  std::ofstream(csv) << "time_ns,action,address,size\n"
+                        "100,alloc,0x1000,3000\n"
+                        "200,alloc,0x2000,3000\n"  // 6000 > 5000: fails
+                        "300,free,0x1000,\n"
+                        "400,alloc,0x3000,4000\n"
+                        "500,alloc,0x4000,9000\n";  // fails even alone
+  const std::string report = temp_path("oom.json");
+  std::filesystem::remove(report);
+  const Result stopped = run("replay " + csv + " -s exact --memory-limit 5000 --json " + report);
+  ASSERT_EQ(stopped.status, 0) << stopped.output;
+  EXPECT_NE(stopped.output.find("^ 1 request failed (upstream out of memory); the replay "
+                                "stopped there\n"),
+            std::string::npos)
+      << stopped.output;
+  EXPECT_NE(stopped.output.find("first failure of exact: a request of 2.93 KiB on cpu, stream 0, "
+                                "at operation 2 (trace event 1), +100 ns\n"),
+            std::string::npos)
+      << stopped.output;
+  EXPECT_NE(stopped.output.find("  CUDA out of memory. Tried to allocate 2.93 KiB. Of the "
+                                "allocated memory 2.93 KiB is allocated by PyTorch"),
+            std::string::npos)
+      << stopped.output;
+  EXPECT_NE(stopped.output.find("--keep-going replays every request)\n"), std::string::npos)
+      << stopped.output;
+  std::ifstream in(report);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  std::filesystem::remove(report);
+  const nlohmann::json& result = doc["results"][0];
+  EXPECT_EQ(result["requests"], 2);
+  EXPECT_EQ(result["failed_requests"], 1);
+  EXPECT_EQ(result["stopped_at_first_failure"], true);
+  EXPECT_EQ(result["first_failure"]["event_index"], 1);
+  EXPECT_EQ(result["first_failure"]["memory_limit_bytes"], 5000);
+
+  const Result all = run("replay " + csv + " -s exact --memory-limit 5000 --keep-going");
+  std::filesystem::remove(csv);
+  ASSERT_EQ(all.status, 0) << all.output;
+  EXPECT_NE(all.output.find("^ 2 requests failed (upstream out of memory)\n"), std::string::npos)
+      << all.output;
+  EXPECT_NE(all.output.find("first failure of exact: a request of 2.93 KiB"), std::string::npos)
+      << all.output;
+  EXPECT_EQ(all.output.find("stopped"), std::string::npos) << all.output;
+  EXPECT_NE(run("replay --help").output.find("--keep-going"), std::string::npos);
+}
+
 }  // namespace

@@ -221,5 +221,76 @@ TEST(Resolve, only_the_first_anomalies_are_listed_but_all_are_counted) {
   EXPECT_EQ(r.first_anomalies.back().event, ResolvedTrace::max_listed_anomalies - 1);
 }
 
+std::vector<std::uint64_t> events_of_ops(const ResolvedTrace& r) {
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t k = 0; k < r.ops.size(); ++k) out.push_back(r.event_of_op(k).value());
+  return out;
+}
+
+TEST(Resolve, each_operation_maps_back_to_the_event_it_replays_or_comes_from) {
+  Event segment = alloc_event(0x1000, 2 << 20);
+  segment.segment = true;
+  const ResolvedTrace r = resolve(make_trace({
+      segment,                     // 0: not replayed (before it: the implicit run_begin)
+      alloc_event(0x10, 8),        // 1: a0
+      marker(Op::mark, "m"),       // 2: not replayed
+      marker(Op::run_begin, "r"),  // 3: the implicit run_begin goes; B
+      alloc_event(0x20, 8),        // 4: a1
+      alloc_event(0, 8),           // 5: failed, not replayed
+      free_event(0),               // 6: free(NULL), not replayed
+      free_event(0x10),            // 7: f0
+      free_event(0x10),            // 8: double free, not replayed
+      alloc_event(0x20, 8),        // 9: over a live block: f1, then a2
+      marker(Op::run_begin, "n"),  // 10: nested: E, then B
+      free_event(0x20),            // 11: f2
+      marker(Op::run_end),         // 12: E
+      marker(Op::run_end),         // 13: outside a run, not replayed
+      free_event(0x99),            // 14: unknown, not replayed
+      alloc_event(0x30, 8),        // 15: a3
+  }));
+  EXPECT_EQ(ops_text(r), "a0 B a1 f0 f1 a2 E B f2 E a3");
+  EXPECT_EQ(events_of_ops(r), (std::vector<std::uint64_t>{1, 3, 4, 7, 9, 9, 10, 10, 11, 12, 15}));
+  // One break per place the correspondence jumps, not one per operation.
+  EXPECT_EQ(r.op_event_breaks.size(), 7u);
+}
+
+TEST(Resolve, a_trace_replayed_event_for_event_has_one_break) {
+  const ResolvedTrace r = resolve(make_trace(
+      {marker(Op::run_begin), alloc_event(0x10, 8), free_event(0x10), marker(Op::run_end)}));
+  EXPECT_EQ(r.op_event_breaks, (std::vector<ResolvedTrace::OpEventBreak>{{0, 0}}));
+  EXPECT_EQ(events_of_ops(r), (std::vector<std::uint64_t>{0, 1, 2, 3}));
+}
+
+// The implicit run_begin took event 0 (a segment event); the operations after it had no break
+// of their own, and once it goes the first of them needs one.
+TEST(Resolve, dropping_the_implicit_run_begin_keeps_the_events_of_what_follows) {
+  Event segment = alloc_event(0x1000, 2 << 20);
+  segment.segment = true;
+  const ResolvedTrace r = resolve(
+      make_trace({segment, alloc_event(0x10, 8), alloc_event(0x20, 8), marker(Op::run_begin)}));
+  EXPECT_EQ(ops_text(r), "a0 a1 B");
+  EXPECT_EQ(events_of_ops(r), (std::vector<std::uint64_t>{1, 2, 3}));
+  const ResolvedTrace only_marker =
+      resolve(make_trace({segment, marker(Op::run_begin), alloc_event(0x10, 8)}));
+  EXPECT_EQ(events_of_ops(only_marker), (std::vector<std::uint64_t>{1, 2}));
+}
+
+TEST(Resolve, operations_of_later_parts_map_to_events_counted_from_the_start) {
+  StreamResolver resolver;
+  const Trace first = make_trace({alloc_event(0x10, 8), marker(Op::mark)});
+  const Trace second = make_trace({free_event(0x10), alloc_event(0x20, 8)});
+  resolver.add(first);
+  resolver.add(second);
+  const ResolvedTrace r = resolver.finish(second.origins());
+  EXPECT_EQ(ops_text(r), "B a0 f0 a1");
+  EXPECT_EQ(events_of_ops(r), (std::vector<std::uint64_t>{0, 0, 2, 3}));
+}
+
+TEST(Resolve, operations_made_by_hand_map_to_no_event) {
+  ResolvedTrace r;
+  r.ops.push_back({0, ReplayOp::alloc});
+  EXPECT_EQ(r.event_of_op(0), std::nullopt);
+}
+
 }  // namespace
 }  // namespace alloclab

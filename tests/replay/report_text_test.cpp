@@ -65,6 +65,63 @@ TEST(ResultsTable, a_strategy_whose_requests_failed_has_a_note_under_its_row) {
   EXPECT_EQ(text.find("alloc p50/p99"), std::string::npos);
 }
 
+// Under the table: the first failure of each failing strategy, then why the replays are short.
+TEST(ResultsTable, a_strategy_that_failed_gets_a_block_about_its_first_failure) {
+  StrategyResult ok, failing;
+  ok.strategy = "exact";
+  ok.metrics.requests = 10;
+  failing.strategy = "pytorch";
+  failing.metrics.requests = 4;
+  failing.metrics.failed_requests = 1;
+  failing.strategy_counters = {{"num_alloc_retries", 2}, {"num_ooms", 1}};
+  failing.stopped_at_first_failure = true;
+  FirstFailure f;
+  f.op_index = 1234;
+  f.event_index = 1301;
+  f.since_start_ns = 2'500'000;
+  f.requested_bytes = 5 << 20;
+  f.upstream_request_bytes = 20 << 20;
+  f.device = 1;
+  f.stream = 7;
+  f.live_bytes = 30 << 20;
+  f.allocated_bytes = 32 << 20;
+  f.reserved_bytes = 40 << 20;
+  f.largest_cached_block = 6 << 20;
+  f.memory_limit = 48 << 20;
+  f.peak_allocated_bytes = 36 << 20;
+  f.peak_reserved_bytes = 48 << 20;
+  failing.first_failure = f;
+  const std::string text = results_table_text({ok, failing});
+  const std::string note_indent(10, ' ');  // "strategy" is 8 wide, then 2 spaces
+  const std::string expected_tail =
+      note_indent + "^ 1 request failed (upstream out of memory); the replay stopped there\n" +
+      note_indent + "^ num_alloc_retries 2, num_ooms 1\n" +
+      "first failure of pytorch: a request of 5.00 MiB on cuda:1, stream 7, at operation 1,234 "
+      "(trace event 1,301), +2.5 ms\n"
+      "  live 30.00 MiB, handed out 32.00 MiB, reserved 40.00 MiB (cached 8.00 MiB, largest "
+      "cached block 6.00 MiB), limit 48.00 MiB\n"
+      "  fragmentation 20.00% (1 - handed out/reserved); GMLake's 25.00% (1 - peak handed "
+      "out/peak reserved)\n"
+      "  CUDA out of memory. Tried to allocate 20.00 MiB. Of the allocated memory 32.00 MiB is "
+      "allocated by PyTorch, and 8.00 MiB is reserved by PyTorch but unallocated. If reserved "
+      "but unallocated memory is large try setting "
+      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+      "documentation for Memory Management  "
+      "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n"
+      "(a replay stops at its strategy's first failed request, as the program would have; "
+      "--keep-going replays every request)\n";
+  EXPECT_TRUE(text.ends_with(expected_tail)) << text;
+  // Counters of 0 say nothing; a failure with --keep-going has its block but no stop line.
+  failing.strategy_counters = {{"num_alloc_retries", 0}, {"num_ooms", 0}};
+  failing.stopped_at_first_failure = false;
+  failing.first_failure->largest_cached_block.reset();
+  const std::string going = results_table_text({failing});
+  EXPECT_EQ(going.find("num_alloc_retries"), std::string::npos) << going;
+  EXPECT_EQ(going.find("stopped"), std::string::npos) << going;
+  EXPECT_EQ(going.find("--keep-going"), std::string::npos) << going;
+  EXPECT_NE(going.find("largest cached block unknown"), std::string::npos) << going;
+}
+
 TEST(SweepTable, says_how_many_points_and_which_shard) {
   const ResolvedTrace trace = resolve(read_trace(kTiny));
   SweepRun run = plan_sweep({"fifo-shrink:max={1MiB..4MiB:x2}"}, Shard{1, 2});
@@ -87,9 +144,11 @@ TEST(SweepTable, a_point_whose_requests_failed_has_a_note_under_its_row) {
   options.memory_limit = 1024 * 1024;  // the 2 MiB blocks, and more, cannot be had
   replay_sweep(trace, run, options, 1);
   ASSERT_GT(run.results[0].metrics.failed_requests, 0u);
-  // From where the third column starts: "point", "strategy" (8 wide), each and 2 spaces.
-  EXPECT_TRUE(sweep_table_text(run).ends_with("\n" + std::string(17, ' ') +
-                                              "^ 4 requests failed (upstream out of memory)\n"))
+  // From where the third column starts: "point", "strategy" (8 wide), each and 2 spaces. A
+  // sweep's replays stop at their first failure, as the program would.
+  EXPECT_TRUE(sweep_table_text(run).ends_with(
+      "\n" + std::string(17, ' ') +
+      "^ 1 request failed (upstream out of memory); the replay stopped there\n"))
       << sweep_table_text(run);
 }
 

@@ -2,6 +2,8 @@
 
 #include "alloclab/format/formats.hpp"
 #include "alloclab/format/synthetic.hpp"
+#include "alloclab/replay/report.hpp"
+#include "alloclab/replay/report_table.hpp"
 #include "alloclab/replay/sim_replay.hpp"
 #include "alloclab/strategies/params.hpp"
 
@@ -119,12 +121,48 @@ TEST(SimReplay, memory_limit_turns_into_failed_requests_not_a_crash) {
   const ResolvedTrace trace = tiny();
   ReplayOptions options;
   options.memory_limit = 2 * 1048576;
+  options.stop_at_first_failure = false;
   const Metrics m = replay_sim(trace, "exact", options).result.metrics;
   // Each run's 4 KiB + 2 MiB peak does not fit beside anything else; exact releases its cache
   // and retries, so only requests that cannot fit even alone fail.
   EXPECT_EQ(m.requests, 6u);
   EXPECT_GT(m.failed_requests, 0u);
   EXPECT_LE(m.peak_reserved_bytes, 2u * 1048576u);
+  // By default the replay ends there: C (2 MiB) does not fit beside B once A's block is given
+  // back, the third request of the first run.
+  options.stop_at_first_failure = true;
+  const Metrics stopped = replay_sim(trace, "exact", options).result.metrics;
+  EXPECT_EQ(stopped.requests, 3u);
+  EXPECT_EQ(stopped.failed_requests, 1u);
+}
+
+// pytorch's num_alloc_retries and num_ooms: summed over devices, in the report and the table.
+TEST(SimReplay, pytorch_counters_are_summed_over_devices_and_reported) {
+  Trace t;
+  for (const DeviceId device : {0, 1}) {  // on each: 30 MiB, freed, then 40 MiB
+    Event e;
+    e.device = device;
+    e.address = 0x1000;
+    e.size = 30 << 20;
+    t.push_back(e);
+    e.op = Op::free;
+    t.push_back(e);
+    e.op = Op::alloc;
+    e.address = 0x2000;
+    e.size = 40 << 20;
+    t.push_back(e);
+  }
+  ReplayOptions options;
+  options.memory_limit = 64 << 20;
+  const StrategyResult r = replay_sim(resolve(t), "pytorch", options).result;
+  // On each device 30 + 40 > 64 fails; the free 30 MiB segment goes and the retry fits.
+  const std::map<std::string, std::uint64_t> expected = {{"num_alloc_retries", 2}, {"num_ooms", 0}};
+  EXPECT_EQ(r.strategy_counters, expected);
+  EXPECT_EQ(r.metrics.failed_requests, 0u);
+  EXPECT_EQ(result_from_json(result_json(r), "r.json").strategy_counters, expected);
+  EXPECT_NE(results_table_text({r}).find("^ num_alloc_retries 2, num_ooms 0\n"), std::string::npos)
+      << results_table_text({r});
+  EXPECT_TRUE(replay_sim(resolve(t), "exact", options).result.strategy_counters.empty());
 }
 
 TEST(SimReplay, traces_without_markers_are_one_run) {

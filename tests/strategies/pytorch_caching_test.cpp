@@ -736,6 +736,99 @@ TEST(PyTorchStrategy, huge_requests_fail_without_asking_the_upstream) {
   EXPECT_EQ(s.stats().requests, 2u);
 }
 
+// --- num_alloc_retries and num_ooms ----------------------------------------------------------
+
+std::uint64_t retries(const PyTorchCachingStrategy& s) {
+  return s.counters().at("num_alloc_retries");
+}
+std::uint64_t ooms(const PyTorchCachingStrategy& s) {
+  return s.counters().at("num_ooms");
+}
+
+// PyTorch counts a retry when malloc calls alloc_block with isRetry, the attempt that follows
+// release_cached_blocks, before it knows the outcome; an OOM when that attempt fails too.
+TEST(PyTorchStrategy,
+     counts_a_retry_for_each_attempt_after_freeing_the_cache_and_an_oom_per_failure) {
+  BumpUpstream up(64 * MiB);
+  PyTorchCachingStrategy s(up, {});
+  EXPECT_EQ(s.counters(), (alloclab::StrategyCounters{{"num_alloc_retries", 0}, {"num_ooms", 0}}));
+  const Block a = take(s, 5 * MiB);   // 20 MiB segment, 15 MiB cached in it
+  const Block b = take(s, 12 * MiB);  // hit: 3 MiB stays cached in the split segment
+  s.deallocate(take(s, 30 * MiB));    // reserved 50 MiB; the 30 MiB segment whole and free
+  EXPECT_EQ(retries(s), 0u);          // no upstream failure yet
+  // 40 MiB: 50 + 40 > 64 fails; no max_split_size, so straight to release_cached_blocks (the
+  // 30 MiB segment goes) and the retry (counted) fits: 20 + 40 <= 64.
+  take(s, 40 * MiB);
+  EXPECT_EQ(retries(s), 1u);
+  EXPECT_EQ(ooms(s), 0u);
+  // 10 MiB: 60 + 10 > 64; nothing whole to free; the retry (counted) fails: an OOM.
+  EXPECT_EQ(s.allocate(10 * MiB, 0), std::nullopt);
+  EXPECT_EQ(retries(s), 2u);
+  EXPECT_EQ(ooms(s), 1u);
+  // Again: each failed request is one more retry and one more OOM.
+  EXPECT_EQ(s.allocate(10 * MiB, 0), std::nullopt);
+  EXPECT_EQ(retries(s), 3u);
+  EXPECT_EQ(ooms(s), 2u);
+  EXPECT_EQ(s.stats().failed, 2u);
+  // Freeing a and b makes their 20 MiB segment whole again. 24 MiB: no fit; 60 + 24 > 64
+  // fails; the 20 MiB segment goes and the retry (counted, no OOM) fits: 40 + 24 <= 64.
+  s.deallocate(a);
+  s.deallocate(b);
+  take(s, 24 * MiB);
+  EXPECT_EQ(retries(s), 4u);
+  EXPECT_EQ(ooms(s), 2u);
+  EXPECT_EQ(s.reserved_bytes(), 64 * MiB);
+}
+
+// alloc_block after release_available_cached_blocks is not a retry in PyTorch (isRetry is
+// false): only when that step frees too little and release_cached_blocks follows is one counted.
+TEST(PyTorchStrategy, a_retry_after_releasing_one_oversize_block_is_not_counted) {
+  BumpUpstream up(160 * MiB);
+  PyTorchCachingStrategy s(up, max_split(40 * MiB));
+  const Block a = take(s, 70 * MiB);
+  const Block b = take(s, 80 * MiB);
+  s.deallocate(a);
+  s.deallocate(b);
+  // 45 MiB: 150 + 46 > 160 fails; the 70 MiB block goes; the second attempt fits: no retry.
+  take(s, 45 * MiB);
+  EXPECT_EQ(retries(s), 0u);
+  EXPECT_EQ(ooms(s), 0u);
+
+  BumpUpstream up2(110 * MiB);
+  PyTorchCachingStrategy t(up2, max_split(40 * MiB));
+  const Block small = take(t, 5 * MiB);  // 20 MiB segment
+  const Block c = take(t, 42 * MiB);
+  t.deallocate(small);
+  t.deallocate(c);
+  // 100 MiB: 62 + 100 > 110; the oversize release frees 42 MiB (< 100: not enough), so
+  // release_cached_blocks runs and its attempt (counted) fits.
+  take(t, 100 * MiB);
+  EXPECT_EQ(retries(t), 1u);
+  EXPECT_EQ(ooms(t), 0u);
+}
+
+TEST(PyTorchStrategy, a_memory_fraction_failure_counts_as_a_retry_and_an_oom) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, fraction(5, 10, 100 * MiB));  // allowed: 50 MiB
+  take(s, 30 * MiB);
+  s.deallocate(take(s, 12 * MiB));
+  take(s, 16 * MiB);  // 42 + 16 > 50: the 12 MiB segment goes, the retry fits
+  EXPECT_EQ(retries(s), 1u);
+  EXPECT_EQ(s.allocate(6 * MiB, 0), std::nullopt);  // 46 + 20 > 50, nothing to free
+  EXPECT_EQ(retries(s), 2u);
+  EXPECT_EQ(ooms(s), 1u);
+}
+
+// The model refuses these without touching its cache (docs/strategies.md, rule 1): an OOM, and
+// no retry since none is made.
+TEST(PyTorchStrategy, a_huge_request_is_an_oom_without_a_retry) {
+  BumpUpstream up;
+  PyTorchCachingStrategy s(up, {});
+  EXPECT_EQ(s.allocate(pt::kMaxRequest + 1, 0), std::nullopt);
+  EXPECT_EQ(retries(s), 0u);
+  EXPECT_EQ(ooms(s), 1u);
+}
+
 // --- contract -------------------------------------------------------------------------------
 
 TEST(PyTorchStrategy, deallocating_a_block_it_did_not_hand_out_throws) {

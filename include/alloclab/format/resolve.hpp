@@ -4,6 +4,7 @@
 // Anomalies are counted by kind and never fatal.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,19 @@ struct ResolvedTrace {
   // with its program is read from where it first does.
   static constexpr std::size_t max_listed_anomalies = 1000;
   std::vector<AnomalyAt> first_anomalies;
+  // Which trace event each operation replays, kept only where the correspondence breaks:
+  // operation k replays event e + (k - o) for the last break (o, e) with o <= k. A break follows
+  // each event that is not replayed (segment events, marks, frees of nothing, failed allocs) and
+  // each operation the resolver adds (which takes the event that caused it: the free of an
+  // alloc over a live block, the end of a run a nested run_begin ends, the implicit run_begin).
+  // So an operation still costs its 16 bytes, and a break 16 more. Empty when `ops` was not made
+  // by resolve.
+  struct OpEventBreak {
+    std::uint64_t op = 0;
+    std::uint64_t event = 0;
+    bool operator==(const OpEventBreak&) const = default;
+  };
+  std::vector<OpEventBreak> op_event_breaks;
   std::uint64_t segment_allocs = 0;  // the recorded allocator's own upstream calls (not replayed)
   std::uint64_t segment_frees = 0;
   std::uint64_t segment_bytes_allocated = 0;
@@ -97,6 +111,9 @@ struct ResolvedTrace {
   std::uint64_t allocation_count() const { return alloc_size.size(); }
   std::uint64_t stream_of(std::uint32_t id) const { return origins[alloc_origin[id]].stream; }
   DeviceId device_of(std::uint32_t id) const { return origins[alloc_origin[id]].device; }
+  // The index in the trace (counted from 0, as AnomalyAt::event) of the event operation `op`
+  // replays; nullopt without op_event_breaks. O(log breaks).
+  std::optional<std::uint64_t> event_of_op(std::uint64_t op) const;
 };
 
 ResolvedTrace resolve(const Trace& trace);

@@ -68,6 +68,51 @@ struct ModelledTime {
   bool operator==(const ModelledTime&) const = default;
 };
 
+// The first request a strategy failed, and its device's state right after the failure (after
+// the strategy's own recovery, as PyTorch's out-of-memory message sees it). Bytes are of that
+// device alone: each device is its own allocator with its own limit.
+// docs/report-schema.md ("first_failure") gives each field's meaning.
+struct FirstFailure {
+  std::uint64_t op_index = 0;                // index into the resolved trace's operations
+  std::optional<std::uint64_t> event_index;  // index of its event in the trace, when known
+  std::uint64_t time_ns = 0;                 // the event's time
+  std::uint64_t since_start_ns = 0;          // time since the first operation replayed
+  std::uint64_t requested_bytes = 0;
+  // What the strategy asked of its upstream (PyTorch's "Tried to allocate": the segment size);
+  // nullopt when the request never reached the upstream or the strategy cannot say.
+  std::optional<std::uint64_t> upstream_request_bytes;
+  std::uint64_t stream = 0;
+  std::int32_t device = -1;           // a DeviceId: -1 is the host
+  std::uint64_t live_bytes = 0;       // requested bytes of the live allocations
+  std::uint64_t allocated_bytes = 0;  // capacity of the blocks handed out
+  std::uint64_t reserved_bytes = 0;   // held from the upstream
+  // The largest block held and not handed out; nullopt when the strategy cannot say.
+  std::optional<std::uint64_t> largest_cached_block;
+  std::optional<std::uint64_t> memory_limit;   // the upstream's (replay --memory-limit)
+  std::optional<std::uint64_t> allowed_bytes;  // the strategy's own limit (pytorch's fraction)
+  // Peaks of this device up to and including the failed request.
+  std::uint64_t peak_allocated_bytes = 0;
+  std::uint64_t peak_reserved_bytes = 0;
+
+  // Reserved but not handed out: PyTorch's "reserved by PyTorch but unallocated".
+  std::uint64_t cached_bytes() const {
+    return reserved_bytes > allocated_bytes ? reserved_bytes - allocated_bytes : 0;
+  }
+  // 1 - allocated / reserved (0 with nothing reserved).
+  double fragmentation() const {
+    return reserved_bytes == 0
+               ? 0.0
+               : static_cast<double>(cached_bytes()) / static_cast<double>(reserved_bytes);
+  }
+  // GMLake's: 1 - peak allocated / peak reserved (0 with nothing reserved).
+  double gmlake_fragmentation() const {
+    if (peak_reserved_bytes == 0 || peak_allocated_bytes >= peak_reserved_bytes) return 0.0;
+    return 1.0 -
+           static_cast<double>(peak_allocated_bytes) / static_cast<double>(peak_reserved_bytes);
+  }
+  bool operator==(const FirstFailure&) const = default;
+};
+
 struct StrategyResult {
   std::string strategy;  // the spec as given
   Metrics metrics;
@@ -78,6 +123,13 @@ struct StrategyResult {
   // strategy_deallocate, upstream_allocate, upstream_deallocate, and touch with --touch).
   std::map<std::string, LatencySummary> latency;
   std::optional<ModelledTime> modelled;  // simulation with a cost model only
+  // The strategy's own counters (Strategy::counters, e.g. pytorch's num_alloc_retries and
+  // num_ooms), summed over devices; empty for strategies that have none.
+  std::map<std::string, std::uint64_t> strategy_counters;
+  // The first failed request, if any; with ReplayOptions::stop_at_first_failure the replay ended
+  // there (`stopped_at_first_failure`) and the counters above stop at that request.
+  std::optional<FirstFailure> first_failure;
+  bool stopped_at_first_failure = false;
 };
 
 }  // namespace alloclab

@@ -27,6 +27,11 @@ struct ReplayOptions {
   std::size_t max_series_points = 2000;
   // Emulates a smaller device: the upstream of each device fails beyond this many reserved bytes.
   std::optional<std::uint64_t> memory_limit;
+  // A program dies at its first out-of-memory error: the replay of a strategy ends at its first
+  // failed request (StrategyResult::stopped_at_first_failure). False replays every request and
+  // counts each failure (`--keep-going`). Either way StrategyResult::first_failure describes the
+  // first one.
+  bool stop_at_first_failure = true;
   // "sim" (default) or a real upstream of make_upstream (strategies/upstream/registry.hpp). A
   // real upstream times every strategy and upstream call into StrategyResult::latency and
   // frees every block it got at the end.

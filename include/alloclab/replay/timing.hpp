@@ -85,6 +85,10 @@ class TimedStrategy final : public Strategy {
   void end_run() override { inner_->end_run(); }
   void release() override { inner_->release(); }
   const StrategyStats& stats() const override { return inner_->stats(); }
+  StrategyCounters counters() const override { return inner_->counters(); }
+  FailureState failure_state(std::uint64_t size) const override {
+    return inner_->failure_state(size);
+  }
 
  private:
   std::unique_ptr<Strategy> inner_;

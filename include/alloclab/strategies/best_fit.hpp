@@ -35,6 +35,7 @@ class BestFitStrategy final : public detail::StrategyBase {
 
  private:
   std::uint64_t return_cache(bool count_as_evictions) override;
+  std::uint64_t largest_cached_block() const override { return cache_.largest(); }
 
   std::optional<Ratio> max_ratio_;
   detail::OrderedIndex cache_;

@@ -33,6 +33,7 @@ class ExactStrategy final : public detail::StrategyBase {
 
  private:
   std::uint64_t return_cache(bool count_as_evictions) override;
+  std::uint64_t largest_cached_block() const override { return cache_.largest(); }
 
   detail::ExactIndex cache_;
 };

@@ -58,6 +58,9 @@ class FifoShrinkStrategy final : public detail::StrategyBase {
 
  private:
   std::uint64_t return_cache(bool count_as_evictions) override;
+  std::uint64_t largest_cached_block() const override {
+    return match_ == FifoShrinkOptions::Match::exact ? exact_.largest() : ordered_.largest();
+  }
   std::optional<Block> take(std::uint64_t request);
   std::optional<Block> take_newest(std::uint64_t capacity);
   bool consume_tombstone(std::uint64_t capacity);

@@ -21,6 +21,7 @@ class PassthroughStrategy final : public detail::StrategyBase {
 
  private:
   std::uint64_t return_cache(bool) override { return 0; }
+  std::uint64_t largest_cached_block() const override { return 0; }
 };
 
 }  // namespace alloclab

@@ -46,6 +46,7 @@ class PerRunPoolStrategy final : public detail::StrategyBase {
 
  private:
   std::uint64_t return_cache(bool count_as_evictions) override;
+  std::uint64_t largest_cached_block() const override { return pool_.largest(); }
 
   std::uint64_t min_size_;
   bool in_run_ = false;

@@ -140,6 +140,11 @@ class PyTorchCachingStrategy final : public Strategy {
   // evictions). Free blocks of segments that still hold live blocks stay cached.
   void release() override;
   const StrategyStats& stats() const override;
+  // PyTorch's num_alloc_retries and num_ooms (docs/strategies.md, `pytorch`, Metrics).
+  StrategyCounters counters() const override;
+  // The largest cached piece of either pool, the segment size the request asked for (what
+  // PyTorch's message calls "Tried to allocate"), and the memory fraction's allowed bytes.
+  FailureState failure_state(std::uint64_t size) const override;
 
   const PyTorchOptions& options() const;
   // Bytes of all segments held from the upstream (PyTorch's reserved_bytes).

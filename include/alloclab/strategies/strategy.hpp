@@ -4,7 +4,9 @@
 //   Strategy — a caching policy in front of one Upstream.
 // docs/strategy-contract.md and docs/strategies.md are the contract for what each strategy does.
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 
 namespace alloclab {
 
@@ -44,6 +46,23 @@ struct StrategyStats {
   std::uint64_t cached_bytes = 0;  // bytes held by the strategy and not handed out, right now
 };
 
+// Counters of one strategy's own model that no other strategy has (e.g. PyTorch's
+// num_alloc_retries), by name; a replay sums them over devices and reports them as they are.
+using StrategyCounters = std::map<std::string, std::uint64_t>;
+
+// What a strategy can say about itself right after allocate(size) failed, for the report of the
+// first failed request (the figures of PyTorch's out-of-memory message, and some it lacks).
+struct FailureState {
+  // The largest block the strategy holds and has not handed out; nullopt if it cannot say.
+  std::optional<std::uint64_t> largest_cached_block;
+  // What it asked of its upstream to serve `size` (PyTorch: the segment size); nullopt if the
+  // request never reached the upstream or the strategy cannot say.
+  std::optional<std::uint64_t> upstream_request;
+  // A limit of its own, below the upstream's (PyTorch: per_process_memory_fraction's allowed
+  // bytes); nullopt if it has none.
+  std::optional<std::uint64_t> allowed_bytes;
+};
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
@@ -57,6 +76,14 @@ class Strategy {
   // Returns every cached block upstream (final clean-up). Not counted as evictions.
   virtual void release() = 0;
   virtual const StrategyStats& stats() const = 0;
+  // Empty unless the strategy models counters of its own (see StrategyCounters).
+  virtual StrategyCounters counters() const { return {}; }
+  // Asked once a request of `size` bytes has failed, so it may walk the cache. Says nothing by
+  // default (a plug-in cannot be asked).
+  virtual FailureState failure_state(std::uint64_t size) const {
+    (void)size;
+    return {};
+  }
 };
 
 }  // namespace alloclab

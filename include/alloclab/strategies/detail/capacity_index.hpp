@@ -2,6 +2,7 @@
 // Cached blocks grouped by capacity — the store behind every caching strategy. No operation
 // scans the cached blocks: a lookup is one hash probe (ExactIndex) or one ordered-map search for
 // the smallest capacity in a range (OrderedIndex).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -113,6 +114,16 @@ class ExactIndex {
     return entry == nullptr ? 0 : entry->blocks.size();
   }
 
+  // The largest capacity with a cached block, 0 if none. A hash map has no order: this walks
+  // every entry (not for hot paths).
+  std::uint64_t largest() const {
+    std::uint64_t out = 0;
+    map_.for_each([&](std::uint64_t capacity, const Entry& entry) {
+      if (!entry.blocks.empty()) out = std::max(out, capacity);
+    });
+    return out;
+  }
+
   // f(block) for every cached block (oldest first within a capacity).
   template <class F>
   void for_each(F&& f) const {
@@ -125,6 +136,9 @@ class ExactIndex {
   // must not use the index.
   template <class F>
   void drain(F&& f) {
+    // Walking the table costs its size, even empty: once per upstream failure, that is every
+    // failed request after the first with `--keep-going`.
+    if (map_.empty()) return;
     for_each(f);
     map_.clear();
     blocks_ = 0;
@@ -205,6 +219,9 @@ class OrderedIndex {
     const auto it = map_.find(capacity);
     return it == map_.end() ? 0 : it->second.size();
   }
+
+  // The largest capacity with a cached block, 0 if none (every group in the map holds one).
+  std::uint64_t largest() const { return map_.empty() ? 0 : map_.rbegin()->first; }
 
   // f(block) for every cached block, by capacity, oldest first within a capacity.
   template <class F>

@@ -18,6 +18,10 @@ class StrategyBase : public Strategy {
   const StrategyStats& stats() const final { return stats_; }
   // Final clean-up: every cached block goes upstream, not counted as an eviction.
   void release() final { return_cache(false); }
+  // The largest cached block, and the request after rounding as what the upstream was asked.
+  FailureState failure_state(std::uint64_t size) const final {
+    return {largest_cached_block(), rounded(size), std::nullopt};
+  }
   std::uint64_t round() const { return round_; }
 
  protected:
@@ -62,6 +66,8 @@ class StrategyBase : public Strategy {
 
   // Returns every cached block upstream (via give_back) and empties the cache; returns how many.
   virtual std::uint64_t return_cache(bool count_as_evictions) = 0;
+  // The capacity of the largest cached block, 0 when the cache is empty.
+  virtual std::uint64_t largest_cached_block() const = 0;
 
   Upstream& upstream_;
   StrategyStats stats_;

@@ -1,5 +1,6 @@
 #include "alloclab/format/resolve.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -35,6 +36,18 @@ std::uint64_t Anomalies::*counter_of(AnomalyKind kind) {
   return anomaly_names[static_cast<std::size_t>(kind)].counter;
 }
 
+using OpEventStretch = ResolvedTrace::OpEventStretch;
+
+std::optional<std::uint64_t> event_in(const std::vector<OpEventStretch>& stretches,
+                                      std::uint64_t known_below, std::uint64_t op) {
+  if (op >= known_below) return std::nullopt;
+  auto it = std::upper_bound(stretches.begin(), stretches.end(), op,
+                             [](std::uint64_t o, const OpEventStretch& s) { return o < s.op; });
+  if (it == stretches.begin()) return std::nullopt;
+  --it;
+  return it->event + (op - it->op);
+}
+
 }  // namespace
 
 // Whether the trace has run markers is only known at its end, but an implicit run's run_begin
@@ -54,6 +67,7 @@ class StreamResolver::Impl {
     started_at_fork_ = part.metadata.is_object() && part.metadata.contains("image") &&
                        part.metadata["image"] == "fork";
     for (std::size_t i = 0; i < part.size(); ++i) {
+      event_ = events_before_ + i;
       if (markers_ != Markers::some) decide_markers(part, i);
       step(part, i);
     }
@@ -78,6 +92,11 @@ class StreamResolver::Impl {
         ++out_.anomalies.leaks;
         detail::add_saturating(out_.anomalies.leaked_bytes, out_.alloc_size[id]);
       });
+    if (tracking_events_) out_.op_events_known_below = out_.ops.size();
+    if (out_.segment_calls.empty()) {
+      std::vector<OpEventStretch>().swap(out_.op_event_stretches);
+      out_.op_events_known_below = 0;
+    }
     return std::move(out_);
   }
 
@@ -91,6 +110,7 @@ class StreamResolver::Impl {
       if (markers_ == Markers::none_yet) {
         out_.ops.erase(out_.ops.begin());
         out_.op_time_ns.erase(out_.op_time_ns.begin());
+        forget_placeholder();
       }
       markers_ = Markers::some;
     } else if (!seen_event_) {
@@ -109,8 +129,45 @@ class StreamResolver::Impl {
   }
 
   void emit(ReplayOp op, std::uint32_t id, std::uint64_t time) {
+    note_op_event(out_.ops.size());
     out_.ops.push_back(ResolvedOp{id, op});
     out_.op_time_ns.push_back(time);
+  }
+
+  // Operation `op` is made by the current event: a new stretch unless it follows the last one.
+  void note_op_event(std::uint64_t op) {
+    if (!tracking_events_) return;
+    auto& stretches = out_.op_event_stretches;
+    if (!stretches.empty() && stretches.back().event + (op - stretches.back().op) == event_) return;
+    if (stretches.size() >= ResolvedTrace::max_op_event_stretches) {
+      tracking_events_ = false;
+      out_.op_events_known_below = op;
+      return;
+    }
+    stretches.push_back(OpEventStretch{op, event_});
+  }
+
+  // The implicit run's placeholder, operation 0, is gone: every later operation moves down one.
+  void forget_placeholder() {
+    for (SegmentCall& call : out_.segment_calls) --call.before_op;  // all came after op 0
+    auto& stretches = out_.op_event_stretches;
+    const std::uint64_t known_below =
+        tracking_events_ ? std::numeric_limits<std::uint64_t>::max() : out_.op_events_known_below;
+    const std::optional<std::uint64_t> first = event_in(stretches, known_below, 1);
+    std::erase_if(stretches, [](const OpEventStretch& s) { return s.op == 0; });
+    for (OpEventStretch& s : stretches) --s.op;
+    if (!out_.ops.empty() && first && (stretches.empty() || stretches.front().op != 0))
+      stretches.insert(stretches.begin(), OpEventStretch{0, *first});
+    if (!tracking_events_ && out_.op_events_known_below > 0) --out_.op_events_known_below;
+  }
+
+  void note_segment_call(const Trace& t, std::size_t i, Op op) {
+    const bool mapping = t.kind(i) == MemoryKind::vmm;
+    const SegmentAction action = op == Op::alloc
+                                     ? (mapping ? SegmentAction::map : SegmentAction::alloc)
+                                     : (mapping ? SegmentAction::unmap : SegmentAction::free);
+    out_.segment_calls.push_back(SegmentCall{out_.ops.size(), event_, t.time_ns(i), t.address(i),
+                                             t.size_of(i), t.origin_index(i), action});
   }
 
   void begin_run(std::uint64_t time, std::string_view label) {
@@ -153,6 +210,7 @@ class StreamResolver::Impl {
       } else if (op == Op::free) {
         ++out_.segment_frees;
       }
+      if (op == Op::alloc || op == Op::free) note_segment_call(t, i, op);
       return;
     }
     switch (op) {
@@ -226,6 +284,8 @@ class StreamResolver::Impl {
   std::uint64_t first_time_ = 0;
   std::uint64_t last_time_ = 0;
   std::uint64_t events_before_ = 0;  // in the parts before the current one
+  std::uint64_t event_ = 0;          // index in the trace of the event being resolved
+  bool tracking_events_ = true;      // op_event_stretches still has room
 };
 
 StreamResolver::StreamResolver(std::uint64_t expected_events)
@@ -246,6 +306,17 @@ std::string_view to_string(AnomalyKind kind) {
 
 std::string_view json_key(AnomalyKind kind) {
   return anomaly_names[static_cast<std::size_t>(kind)].key;
+}
+
+std::string_view to_string(SegmentAction action) {
+  constexpr std::string_view names[] = {"segment_alloc", "segment_free", "segment_map",
+                                        "segment_unmap"};
+  return names[static_cast<std::size_t>(action)];
+}
+
+std::optional<std::uint64_t> ResolvedTrace::event_of_op(std::uint64_t op) const {
+  return event_in(op_event_stretches, std::min<std::uint64_t>(op_events_known_below, ops.size()),
+                  op);
 }
 
 ResolvedTrace resolve(const Trace& trace) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "alloclab/replay/fidelity.hpp"
 #include "alloclab/replay/latency.hpp"
 
 namespace alloclab {
@@ -78,6 +79,11 @@ struct StrategyResult {
   // strategy_deallocate, upstream_allocate, upstream_deallocate, and touch with --touch).
   std::map<std::string, LatencySummary> latency;
   std::optional<ModelledTime> modelled;  // simulation with a cost model only
+  // A trace with the recorded allocator's upstream calls (ResolvedTrace::segment_calls) only:
+  // the program's torch.cuda.empty_cache() calls found there and replayed as releases (every
+  // mode), and, in simulation, the strategy's upstream calls against the recorded ones.
+  std::optional<std::uint64_t> empty_cache_calls;
+  std::optional<Fidelity> fidelity;
 };
 
 }  // namespace alloclab

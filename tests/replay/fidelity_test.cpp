@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "alloclab/format/error.hpp"
 #include "alloclab/format/interchange/torch_snapshot.hpp"
+#include "alloclab/replay/report.hpp"
+#include "alloclab/replay/report_table.hpp"
 #include "alloclab/replay/sim_replay.hpp"
 #include "alloclab/strategies/pytorch.hpp"
 #include "alloclab/strategies/upstream/sim.hpp"
@@ -359,6 +362,59 @@ TEST(Fidelity, a_trace_without_segment_calls_has_no_fidelity_section) {
   const StrategyResult r = replay(snapshot({entries}), "pytorch").result;
   EXPECT_FALSE(r.fidelity);
   EXPECT_FALSE(r.empty_cache_calls);
+}
+
+TEST(Fidelity, the_section_is_written_read_back_and_printed_under_the_table) {
+  std::vector<Entry> entries = faithful();
+  entries[5].size = 26 * MiB;
+  const ResolvedTrace trace = snapshot({entries});
+  const StrategyResult pytorch = replay(snapshot({faithful()}), "pytorch").result;
+  const StrategyResult off = replay(trace, "pytorch").result;
+  for (const StrategyResult* r : {&pytorch, &off}) {
+    const nlohmann::json j = result_json(*r);
+    ASSERT_TRUE(j.contains("fidelity"));
+    const StrategyResult back = result_from_json(j, "report.json");
+    EXPECT_EQ(back.fidelity, r->fidelity);
+    EXPECT_EQ(back.empty_cache_calls, r->empty_cache_calls);
+  }
+  const nlohmann::json j = result_json(off);
+  EXPECT_EQ(j["fidelity"]["first_divergence"]["device"], "cuda:0");
+  EXPECT_EQ(j["fidelity"]["first_divergence"]["calls"], "allocs");
+  EXPECT_EQ(j["fidelity"]["first_divergence"]["recorded"]["action"], "segment_alloc");
+  EXPECT_EQ(j["fidelity"]["all_matched"], false);
+
+  // A report from before the section reads as one without it.
+  nlohmann::json older = result_json(pytorch);
+  older.erase("fidelity");
+  older.erase("empty_cache_calls");
+  const StrategyResult old = result_from_json(older, "old.json");
+  EXPECT_FALSE(old.fidelity);
+  EXPECT_FALSE(old.empty_cache_calls);
+
+  // A damaged section is refused, naming the file and the key.
+  nlohmann::json bad = result_json(off);
+  bad["fidelity"]["first_divergence"]["calls"] = "pages";
+  try {
+    (void)result_from_json(bad, "bad.json");
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'calls'"), std::string::npos) << e.what();
+  }
+  bad = result_json(pytorch);
+  bad["fidelity"]["matched_allocs"] = 99;
+  EXPECT_THROW((void)result_from_json(bad, "bad.json"), InputError);
+
+  const std::string text = fidelity_text({pytorch, off});
+  EXPECT_EQ(text,
+            "fidelity: the recorded allocator made 3 segment allocs (46.00 MiB) and 0 segment "
+            "frees (0 B)\n"
+            "  pytorch  every call matched (3/3 allocs and 0/0 frees matched)\n"
+            "  pytorch  2/3 allocs and 0/0 frees matched (the model made 3 allocs, 0 frees); "
+            "first apart at op 4 (event 5), 0.000105 s, alloc of 24.00 MiB on cuda:0 stream 0: "
+            "recorded segment_alloc of 26.00 MiB, model allocated 24.00 MiB\n");
+  EXPECT_NE(results_table_text({pytorch}).find(fidelity_text({pytorch})), std::string::npos);
+  EXPECT_EQ(fidelity_text({replay(snapshot({{{"alloc", A, 8, 1}}}), "pytorch").result}), "");
 }
 
 // A snapshot as PyTorch's allocator would record it, made by the model itself: the segment

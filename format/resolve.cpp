@@ -128,6 +128,16 @@ class StreamResolver::Impl {
       breaks.insert(breaks.begin(), {0, *next_event});
     out_.ops.erase(out_.ops.begin());
     out_.op_time_ns.erase(out_.op_time_ns.begin());
+    for (SegmentCall& call : out_.segment_calls) --call.before_op;  // all came after operation 0
+  }
+
+  void note_segment_call(const Trace& t, std::size_t i, Op op, std::uint64_t event) {
+    const bool mapping = t.kind(i) == MemoryKind::vmm;
+    const SegmentAction action = op == Op::alloc
+                                     ? (mapping ? SegmentAction::map : SegmentAction::alloc)
+                                     : (mapping ? SegmentAction::unmap : SegmentAction::free);
+    out_.segment_calls.push_back(SegmentCall{out_.ops.size(), event, t.time_ns(i), t.address(i),
+                                             t.size_of(i), t.origin_index(i), action});
   }
 
   void begin_run(std::uint64_t time, std::string_view label, std::uint64_t event) {
@@ -171,6 +181,7 @@ class StreamResolver::Impl {
       } else if (op == Op::free) {
         ++out_.segment_frees;
       }
+      if (op == Op::alloc || op == Op::free) note_segment_call(t, i, op, event);
       return;
     }
     switch (op) {
@@ -260,6 +271,7 @@ ResolvedTrace StreamResolver::finish(const std::vector<Origin>& origins) {
 }
 
 std::optional<std::uint64_t> ResolvedTrace::event_of_op(std::uint64_t op) const {
+  if (op >= ops.size()) return std::nullopt;
   // The last break at or before `op`: breaks are in operation order, the first at operation 0.
   const auto after =
       std::upper_bound(op_event_breaks.begin(), op_event_breaks.end(), op,
@@ -275,6 +287,12 @@ std::string_view to_string(AnomalyKind kind) {
 
 std::string_view json_key(AnomalyKind kind) {
   return anomaly_names[static_cast<std::size_t>(kind)].key;
+}
+
+std::string_view to_string(SegmentAction action) {
+  constexpr std::string_view names[] = {"segment_alloc", "segment_free", "segment_map",
+                                        "segment_unmap"};
+  return names[static_cast<std::size_t>(action)];
 }
 
 ResolvedTrace resolve(const Trace& trace) {

@@ -136,6 +136,47 @@ nlohmann::json result_json(const StrategyResult& r, bool with_runs) {
     out["stopped_at_first_failure"] = r.stopped_at_first_failure;
     out["first_failure"] = first_failure_json(*r.first_failure);
   }
+  if (r.empty_cache_calls) out["empty_cache_calls"] = *r.empty_cache_calls;
+  if (r.fidelity) out["fidelity"] = fidelity_json(*r.fidelity);
+  return out;
+}
+
+// The `fidelity` section of docs/report-schema.md.
+nlohmann::json fidelity_json(const Fidelity& f) {
+  const auto calls = [](std::uint64_t allocs, std::uint64_t alloc_bytes, std::uint64_t frees,
+                        std::uint64_t free_bytes) {
+    return nlohmann::json{{"allocs", allocs},
+                          {"alloc_bytes", alloc_bytes},
+                          {"frees", frees},
+                          {"free_bytes", free_bytes}};
+  };
+  nlohmann::json out = {
+      {"recorded",
+       calls(f.recorded_allocs, f.recorded_alloc_bytes, f.recorded_frees, f.recorded_free_bytes)},
+      {"model", calls(f.model_allocs, f.model_alloc_bytes, f.model_frees, f.model_free_bytes)},
+      {"matched_allocs", f.matched_allocs},
+      {"matched_frees", f.matched_frees},
+      {"diverging_points", f.diverging_points},
+      {"all_matched", f.all_matched()},
+      {"first_divergence", nullptr}};
+  if (const auto& d = f.first_divergence) {
+    const auto optional = [](const std::optional<std::uint64_t>& v) {
+      return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+    };
+    nlohmann::json recorded = nullptr;
+    if (d->recorded_size) recorded = {{"action", d->recorded_action}, {"size", *d->recorded_size}};
+    out["first_divergence"] = {{"at", d->at},
+                               {"op", d->op},
+                               {"event", optional(d->event)},
+                               {"time_ns", d->time_ns},
+                               {"device", device_name(d->device)},
+                               {"stream", d->stream},
+                               {"request_size", d->request_size},
+                               {"calls", d->frees ? "frees" : "allocs"},
+                               {"recorded", std::move(recorded)},
+                               {"model_size", optional(d->model_size)},
+                               {"what", d->what}};
+  }
   return out;
 }
 
@@ -268,7 +309,89 @@ StrategyResult result_from_json(const nlohmann::json& j, const std::string& sour
                        "'stopped_at_first_failure'");
     r.stopped_at_first_failure = stopped->get<bool>();
   }
+  // Both optional: reports of traces without segment calls, and older reports, lack them.
+  if (j.contains("empty_cache_calls"))
+    r.empty_cache_calls = read_u64(j, "empty_cache_calls", source);
+  if (j.contains("fidelity"))
+    r.fidelity = fidelity_from_json(j["fidelity"], source + ", strategy '" + r.strategy + "'");
   return r;
+}
+
+namespace {
+
+std::optional<std::uint64_t> read_optional_u64(const nlohmann::json& j, const char* key,
+                                               const std::string& where) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  return read_u64(j, key, where);
+}
+
+std::string read_text(const nlohmann::json& j, const char* key, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_string())
+    throw InputError(where + ": report key '" + key + "' is missing or not a string");
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+Fidelity fidelity_from_json(const nlohmann::json& j, const std::string& source) {
+  const std::string where = source + ", fidelity";
+  if (!j.is_object()) throw InputError(where + ": not an object");
+  const auto part = [&](const char* key) -> const nlohmann::json& {
+    if (!j.contains(key) || !j[key].is_object())
+      throw InputError(where + ": report key '" + key + "' is missing or not an object");
+    return j[key];
+  };
+  Fidelity f;
+  const nlohmann::json& recorded = part("recorded");
+  const nlohmann::json& model = part("model");
+  const std::string recorded_where = where + ".recorded", model_where = where + ".model";
+  f.recorded_allocs = read_u64(recorded, "allocs", recorded_where);
+  f.recorded_alloc_bytes = read_u64(recorded, "alloc_bytes", recorded_where);
+  f.recorded_frees = read_u64(recorded, "frees", recorded_where);
+  f.recorded_free_bytes = read_u64(recorded, "free_bytes", recorded_where);
+  f.model_allocs = read_u64(model, "allocs", model_where);
+  f.model_alloc_bytes = read_u64(model, "alloc_bytes", model_where);
+  f.model_frees = read_u64(model, "frees", model_where);
+  f.model_free_bytes = read_u64(model, "free_bytes", model_where);
+  f.matched_allocs = read_u64(j, "matched_allocs", where);
+  f.matched_frees = read_u64(j, "matched_frees", where);
+  f.diverging_points = read_u64(j, "diverging_points", where);
+  if (j.contains("first_divergence") && !j["first_divergence"].is_null()) {
+    const nlohmann::json& d = j["first_divergence"];
+    const std::string at = where + ".first_divergence";
+    if (!d.is_object()) throw InputError(at + ": not an object");
+    FidelityDivergence out;
+    out.at = read_text(d, "at", at);
+    out.op = read_u64(d, "op", at);
+    out.event = read_optional_u64(d, "event", at);
+    out.time_ns = read_u64(d, "time_ns", at);
+    const std::string device = read_text(d, "device", at);
+    const std::optional<DeviceId> parsed = parse_device(device);
+    if (!parsed) throw InputError(at + ": 'device' " + device + " is not cpu or cuda:N");
+    out.device = *parsed;
+    out.stream = read_u64(d, "stream", at);
+    out.request_size = read_u64(d, "request_size", at);
+    const std::string calls = read_text(d, "calls", at);
+    if (calls != "allocs" && calls != "frees")
+      throw InputError(at + ": 'calls' is '" + calls + "', not allocs or frees");
+    out.frees = calls == "frees";
+    if (d.contains("recorded") && !d["recorded"].is_null()) {
+      const nlohmann::json& rec = d["recorded"];
+      if (!rec.is_object()) throw InputError(at + ": 'recorded' is not an object or null");
+      out.recorded_action = read_text(rec, "action", at + ".recorded");
+      out.recorded_size = read_u64(rec, "size", at + ".recorded");
+    }
+    out.model_size = read_optional_u64(d, "model_size", at);
+    out.what = read_text(d, "what", at);
+    f.first_divergence = std::move(out);
+  }
+  if (f.matched_allocs > f.recorded_allocs || f.matched_allocs > f.model_allocs ||
+      f.matched_frees > f.recorded_frees || f.matched_frees > f.model_frees)
+    throw InputError(where + ": more calls matched than were made");
+  if ((f.diverging_points == 0) != !f.first_divergence)
+    throw InputError(where + ": 'diverging_points' and 'first_divergence' disagree");
+  return f;
 }
 
 nlohmann::json machine_json() {

@@ -1,7 +1,9 @@
 #include "alloclab/replay/report_table.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "alloclab/format/resolve.hpp"
@@ -107,7 +109,56 @@ std::string results_table_text(const std::vector<StrategyResult>& results) {
     if (m.failed_requests) table.add_note(failed_note(r), 1);
     if (const std::string note = counters_note(r); !note.empty()) table.add_note(note, 1);
   }
-  return table.str() + first_failures_text(results);
+  return table.str() + first_failures_text(results) + fidelity_text(results);
+}
+
+std::string fidelity_text(const std::vector<StrategyResult>& results) {
+  const Fidelity* recorded = nullptr;
+  std::optional<std::uint64_t> empty_caches;
+  for (const StrategyResult& r : results) {
+    if (!recorded && r.fidelity) recorded = &*r.fidelity;
+    if (!empty_caches) empty_caches = r.empty_cache_calls;
+  }
+  if (!recorded) return "";
+  std::string text = string_printf("fidelity: the recorded allocator made %s (%s) and %s (%s)",
+                                   counted(recorded->recorded_allocs, "segment alloc").c_str(),
+                                   human_bytes(recorded->recorded_alloc_bytes).c_str(),
+                                   counted(recorded->recorded_frees, "segment free").c_str(),
+                                   human_bytes(recorded->recorded_free_bytes).c_str());
+  if (empty_caches && *empty_caches > 0)
+    text += "; " + counted(*empty_caches, "empty_cache") +
+            (*empty_caches == 1 ? " replayed as a release" : " replayed as releases");
+  text += "\n";
+  std::size_t width = 0;
+  for (const StrategyResult& r : results)
+    if (r.fidelity) width = std::max(width, r.strategy.size());
+  for (const StrategyResult& r : results) {
+    if (!r.fidelity) continue;
+    const Fidelity& f = *r.fidelity;
+    text += "  " + r.strategy + std::string(width - r.strategy.size(), ' ') + "  ";
+    const std::string counts =
+        string_printf("%s/%s allocs and %s/%s frees matched", grouped(f.matched_allocs).c_str(),
+                      grouped(f.recorded_allocs).c_str(), grouped(f.matched_frees).c_str(),
+                      grouped(f.recorded_frees).c_str());
+    if (f.all_matched()) {
+      text += "every call matched (" + counts + ")\n";
+      continue;
+    }
+    const FidelityDivergence& d = *f.first_divergence;
+    text += counts + string_printf(" (the model made %s, %s); first apart at op %s",
+                                   counted(f.model_allocs, "alloc").c_str(),
+                                   counted(f.model_frees, "free").c_str(), grouped(d.op).c_str());
+    if (d.event) text += " (event " + grouped(*d.event) + ")";
+    text += string_printf(", %.6f s, ", static_cast<double>(d.time_ns) / 1e9);
+    text += d.at == "alloc" ? "alloc of " + human_bytes(d.request_size) : d.at;
+    // A CUDA stream is a pointer: shown as one where it is not a small number.
+    const std::string stream =
+        d.stream < 65536 ? std::to_string(d.stream)
+                         : string_printf("0x%llx", static_cast<unsigned long long>(d.stream));
+    text += string_printf(" on %s stream %s: %s\n", device_name(d.device).c_str(), stream.c_str(),
+                          d.what.c_str());
+  }
+  return text;
 }
 
 std::string replay_notes_text(const TraceSummary& summary) {

@@ -17,6 +17,7 @@
 #include "alloclab/strategies/registry.hpp"
 #include "alloclab/strategies/upstream/counting.hpp"
 #include "alloclab/strategies/upstream/registry.hpp"
+#include "segment_follower.hpp"
 
 namespace alloclab {
 namespace {
@@ -121,6 +122,7 @@ class Replayer {
     for (const Origin& origin : trace.origins)
       lane_of_origin_.push_back(lane_of_device[origin.device]);
     result_.strategy = std::string(spec);
+    if (!trace.segment_calls.empty()) follow_segments(lane_of_device);
   }
 
   ReplayOutcome run() {
@@ -148,6 +150,8 @@ class Replayer {
       options_.progress->fetch_add(result_.stopped_at_first_failure
                                        ? trace_.ops.size() - reported
                                        : trace_.ops.size() % report_every);
+    // A replay stopped at its first failure holds the recording against what it replayed only.
+    if (!interrupted && !result_.stopped_at_first_failure) follow_segments_to_the_end();
     if (in_run_) close_run();
     finish();
     result_.wall_seconds =
@@ -186,25 +190,36 @@ class Replayer {
     for (const auto& [id, block] : live) lane_of(id).strategy->deallocate(block);
   }
 
-  Lane& lane_of(std::uint32_t id) { return *lanes_[lane_of_origin_[trace_.alloc_origin[id]]]; }
+  std::size_t lane_index(std::uint32_t id) const {
+    return lane_of_origin_[trace_.alloc_origin[id]];
+  }
+  Lane& lane_of(std::uint32_t id) { return *lanes_[lane_index(id)]; }
 
   void step(std::size_t k) {
     const ResolvedOp op = trace_.ops[k];
     switch (op.op) {
       case ReplayOp::alloc:
+        follow_before(k, lane_index(op.id));
         allocate(k, op.id);
+        follow_after(k, lane_index(op.id));
         break;
       case ReplayOp::free:
+        follow_before(k, lane_index(op.id));
         deallocate(op.id);
+        follow_after(k, lane_index(op.id));
         break;
       case ReplayOp::run_begin:
+        for (std::size_t lane = 0; lane < lanes_.size(); ++lane) follow_before(k, lane);
         if (in_run_) close_run();
         open_run(op.id);
         for (auto& lane : lanes_) lane->strategy->begin_run();
+        for (std::size_t lane = 0; lane < lanes_.size(); ++lane) follow_after(k, lane);
         break;
       case ReplayOp::run_end:
+        for (std::size_t lane = 0; lane < lanes_.size(); ++lane) follow_before(k, lane);
         for (auto& lane : lanes_) lane->strategy->end_run();
         recount_reserved();
+        for (std::size_t lane = 0; lane < lanes_.size(); ++lane) follow_after(k, lane);
         break;
     }
     peak_live_ = std::max(peak_live_, live_);
@@ -218,6 +233,40 @@ class Replayer {
     if (options_.check_invariants && reserved_ < live_)
       throw std::logic_error("operation " + std::to_string(k) + ": reserved " +
                              std::to_string(reserved_) + " < live " + std::to_string(live_));
+  }
+
+  // The recorded allocator's upstream calls (docs/strategies.md, "Fidelity"): followed lane by
+  // lane, a program's empty_cache replayed as a release of the lane's strategy, and in
+  // simulation each lane's upstream calls held against the recorded ones.
+  void follow_segments(const std::map<DeviceId, std::size_t>& lane_of_device) {
+    std::vector<DeviceId> devices(lanes_.size());
+    for (const auto& [device, lane] : lane_of_device) devices[lane] = device;
+    follower_ =
+        std::make_unique<SegmentFollower>(trace_, lane_of_origin_, std::move(devices), !real_);
+    for (std::size_t lane = 0; lane < lanes_.size(); ++lane)
+      lanes_[lane]->counting->log_calls(follower_->log(lane));
+  }
+
+  void follow_before(std::size_t k, std::size_t lane) {
+    if (!follower_ || !follower_->take(k, lane)) return;
+    Lane& l = *lanes_[lane];
+    const std::uint64_t before = l.counting->reserved_bytes();
+    l.strategy->release();  // the program emptied its allocator's cache here
+    reserved_ = reserved_ + l.counting->reserved_bytes() - before;
+    follower_->released(k, lane);
+  }
+
+  void follow_after(std::size_t k, std::size_t lane) {
+    if (follower_) follower_->served(k, lane);
+  }
+
+  // Recorded calls after the last operation: a last empty_cache is the program's, and counts.
+  void follow_segments_to_the_end() {
+    if (!follower_) return;
+    for (std::size_t lane = 0; lane < lanes_.size(); ++lane) {
+      follow_before(trace_.ops.size(), lane);
+      follow_after(trace_.ops.size(), lane);
+    }
   }
 
   void allocate(std::size_t k, std::uint32_t id) {
@@ -362,6 +411,12 @@ class Replayer {
       const auto hit_ns = std::llround(options_.cost_model->hit_ns);
       result_.modelled->hits = t.hits * static_cast<std::uint64_t>(hit_ns);
     }
+    if (follower_) {
+      result_.empty_cache_calls = follower_->empty_caches();
+      result_.fidelity = follower_->fidelity();
+      // The final clean-up is compared with nothing.
+      for (auto& lane : lanes_) lane->counting->log_calls(nullptr);
+    }
   }
 
   const ResolvedTrace& trace_;
@@ -369,6 +424,9 @@ class Replayer {
   bool real_ = false;
   std::unique_ptr<ReplayLatencies> latencies_;  // real upstreams only; shared by every lane
   std::optional<ModelledTime> modelled_;        // with a cost model only; shared by every lane
+  // A trace with recorded segment calls only. Declared before the lanes, whose upstreams log
+  // into it: they go first.
+  std::unique_ptr<SegmentFollower> follower_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::vector<std::size_t> lane_of_origin_;
   // The blocks of the live allocations, by allocation id. A vector over every id would hold 16

@@ -61,6 +61,9 @@ struct Pending {
   std::uint32_t label = 0;  // 1 + index into the device's labels; 0: none
   Op op = Op::alloc;
   bool segment = false;
+  // A segment_map or segment_unmap: expandable segments map physical memory into a reserved
+  // range (cuMemCreate + cuMemMap), which is what MemoryKind::vmm stands for.
+  bool mapping = false;
 };
 
 struct DeviceEvents {
@@ -247,6 +250,7 @@ class DeviceReader {
         action == "segment_unmap") {
       e.op = action == "segment_alloc" || action == "segment_map" ? Op::alloc : Op::free;
       e.segment = true;
+      e.mapping = action == "segment_map" || action == "segment_unmap";
       e.address = *number(entry, "addr", true);
       e.size = *number(entry, "size", true);
       // Expandable segments unmap ranges that need not match a map: only whole segments count.
@@ -330,7 +334,7 @@ void merge_into(Trace& trace, std::vector<DeviceEvents>& devices) {
     e.time_ns = p.time_ns;
     e.op = p.op;
     e.device = static_cast<DeviceId>(best);
-    e.kind = MemoryKind::device;
+    e.kind = p.mapping ? MemoryKind::vmm : MemoryKind::device;
     e.stream = p.stream;
     e.address = p.address;
     e.size = p.size;

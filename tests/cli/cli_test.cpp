@@ -334,4 +334,39 @@ TEST(Cli, replay_stops_at_the_first_failed_request_unless_told_to_keep_going) {
   EXPECT_NE(run("replay --help").output.find("--keep-going"), std::string::npos);
 }
 
+// A snapshot's own segment calls: the replay prints how each strategy compares with them under
+// its table and writes them in the report, and merge reads them back.
+TEST(Cli, replay_of_a_snapshot_holds_each_strategy_against_the_recorded_allocator) {
+  const std::string snapshot = temp_path("fidelity.json");
+  std::ofstream(snapshot) << R"({"device_traces": [[
+    {"action": "segment_alloc", "addr": 1048576000, "size": 20971520, "stream": 0, "time_us": 100},
+    {"action": "alloc", "addr": 1048576000, "size": 5000000, "stream": 0, "time_us": 101},
+    {"action": "free_completed", "addr": 1048576000, "size": 5000192, "stream": 0, "time_us": 102},
+    {"action": "segment_free", "addr": 1048576000, "size": 20971520, "stream": 0, "time_us": 103},
+    {"action": "segment_alloc", "addr": 1048576000, "size": 2097152, "stream": 0, "time_us": 104},
+    {"action": "alloc", "addr": 1048576000, "size": 4096, "stream": 0, "time_us": 105}]]})";
+  const std::string report = temp_path("fidelity-report.json");
+  const Result r = run("replay " + snapshot + " -s pytorch -s exact --json " + report);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("fidelity: the recorded allocator made 2 segment allocs (22.00 MiB) and "
+                          "1 segment free (20.00 MiB); 1 empty_cache replayed as a release\n"
+                          "  pytorch  every call matched (2/2 allocs and 1/1 frees matched)\n"
+                          "  exact    0/2 allocs and 0/1 frees matched (the model made 2 allocs, "
+                          "1 free); first apart at op 1 (event 0), 0.000100 s, alloc of 4.77 MiB "
+                          "on cuda:0 stream 0: recorded segment_alloc of 20.00 MiB, model "
+                          "allocated 4.77 MiB\n"),
+            std::string::npos)
+      << r.output;
+  nlohmann::json doc = nlohmann::json::parse(std::ifstream(report));
+  EXPECT_EQ(doc["results"][0]["fidelity"]["all_matched"], true);
+  EXPECT_EQ(doc["results"][0]["empty_cache_calls"], 1);
+  EXPECT_EQ(doc["results"][0]["upstream_frees"], 1);
+  EXPECT_EQ(doc["results"][1]["fidelity"]["first_divergence"]["event"], 0);
+  const std::string merged = temp_path("fidelity-merged.json");
+  const Result m = run("merge " + merged + " " + report);
+  ASSERT_EQ(m.status, 0) << m.output;
+  EXPECT_NE(m.output.find("  pytorch  every call matched"), std::string::npos) << m.output;
+  for (const std::string& path : {snapshot, report, merged}) std::filesystem::remove(path);
+}
+
 }  // namespace

@@ -168,6 +168,86 @@ TEST(Resolve, segment_events_are_counted_beside_the_requests) {
   EXPECT_EQ(r.anomalies.total(), 0u);
 }
 
+Event segment_call(Op op, std::uint64_t address, std::uint64_t size, std::uint64_t time,
+                   MemoryKind kind = MemoryKind::device) {
+  Event e = op == Op::alloc ? alloc_event(address, size, time, 0) : free_event(address, time, 0);
+  e.size = size;
+  e.kind = kind;
+  e.segment = true;
+  e.stream = 7;
+  return e;
+}
+
+TEST(Resolve, segment_calls_are_kept_with_the_operation_they_come_before) {
+  Event request = alloc_event(0x1000, 512, 11, 0);
+  request.stream = 7;
+  Event request_free = free_event(0x1000, 12, 0);
+  const ResolvedTrace r = resolve(make_trace({
+      segment_call(Op::alloc, 0x1000, 2 << 20, 10),                   // 0, before op 1
+      request,                                                        // 1: op 1
+      request_free,                                                   // 2: op 2
+      segment_call(Op::free, 0x1000, 2 << 20, 13),                    // 3, after the last op
+      segment_call(Op::alloc, 0x9000, 4 << 20, 14, MemoryKind::vmm),  // 4: a segment_map
+      segment_call(Op::free, 0x9000, 4 << 20, 15, MemoryKind::vmm),   // 5: a segment_unmap
+  }));
+  EXPECT_EQ(ops_text(r), "B a0 f0");
+  ASSERT_EQ(r.segment_calls.size(), 4u);
+  const SegmentCall& first = r.segment_calls[0];
+  EXPECT_EQ(first.before_op, 1u);
+  EXPECT_EQ(first.event, 0u);
+  EXPECT_EQ(first.time_ns, 10u);
+  EXPECT_EQ(first.address, 0x1000u);
+  EXPECT_EQ(first.size, 2u << 20);
+  EXPECT_EQ(first.action, SegmentAction::alloc);
+  EXPECT_EQ(r.origins[first.origin].device, 0);
+  EXPECT_EQ(r.origins[first.origin].stream, 7u);
+  EXPECT_EQ(r.segment_calls[1].before_op, 3u);  // no operation follows: ops.size()
+  EXPECT_EQ(r.segment_calls[1].action, SegmentAction::free);
+  EXPECT_EQ(r.segment_calls[1].size, 2u << 20);  // a recorded free keeps its size
+  EXPECT_EQ(r.segment_calls[2].action, SegmentAction::map);
+  EXPECT_EQ(r.segment_calls[3].action, SegmentAction::unmap);
+  EXPECT_EQ(r.segment_calls[3].event, 5u);
+  EXPECT_EQ(to_string(SegmentAction::unmap), "segment_unmap");
+  // The counts are as before: maps with the allocations, unmaps with the frees.
+  EXPECT_EQ(r.segment_allocs, 2u);
+  EXPECT_EQ(r.segment_frees, 2u);
+}
+
+TEST(Resolve, each_operation_of_a_trace_with_segment_calls_knows_its_event) {
+  // Events: 0 segment, 1 alloc A, 2 mark, 3 free(0), 4 alloc B, 5 alloc over A (two ops),
+  // 6 free B. Ops: 0 the implicit run_begin, then a0 a1 f0 a2 f1.
+  const ResolvedTrace r = resolve(make_trace({
+      segment_call(Op::alloc, 0x1000, 1 << 20, 1),
+      alloc_event(0x1000, 8, 2, 0),
+      marker(Op::mark, "step", 3),
+      free_event(0, 4, 0),
+      alloc_event(0x2000, 8, 5, 0),
+      alloc_event(0x1000, 16, 6, 0),
+      free_event(0x2000, 7, 0),
+  }));
+  EXPECT_EQ(ops_text(r), "B a0 a1 f0 a2 f1");
+  const std::optional<std::uint64_t> expected[] = {0, 1, 4, 5, 5, 6};
+  for (std::uint64_t op = 0; op < r.ops.size(); ++op) EXPECT_EQ(r.event_of_op(op), expected[op]);
+  EXPECT_EQ(r.event_of_op(r.ops.size()), std::nullopt);
+}
+
+TEST(Resolve, operation_events_survive_the_removal_of_the_implicit_run) {
+  // The run marker comes after a segment call and an operation: the placeholder run_begin made
+  // for a trace without markers is dropped, and every index after it moves down one.
+  const ResolvedTrace r = resolve(make_trace({
+      segment_call(Op::alloc, 0x1000, 1 << 20, 1),  // 0
+      alloc_event(0x1000, 8, 2, 0),                 // 1: op 0
+      marker(Op::run_begin, "step", 3),             // 2: op 1
+      free_event(0x1000, 4, 0),                     // 3: op 2
+  }));
+  EXPECT_EQ(ops_text(r), "a0 B f0");
+  ASSERT_EQ(r.segment_calls.size(), 1u);
+  EXPECT_EQ(r.segment_calls[0].before_op, 0u);
+  EXPECT_EQ(r.event_of_op(0), 1u);
+  EXPECT_EQ(r.event_of_op(1), 2u);
+  EXPECT_EQ(r.event_of_op(2), 3u);
+}
+
 TEST(Resolve, each_anomaly_is_located_by_event_index_time_address_and_device) {
   Event freed_on_gpu = free_event(0x77, 70, 0);
   freed_on_gpu.thread = 9;

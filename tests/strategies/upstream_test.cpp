@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <vector>
 
 #include "alloclab/strategies/upstream/counting.hpp"
 #include "alloclab/strategies/upstream/sim.hpp"
@@ -105,6 +106,23 @@ TEST(CountingUpstream, counts_allocs_frees_failures_and_reserved_bytes) {
   EXPECT_EQ(c.failed, 1u);
   EXPECT_EQ(c.reserved_bytes, 0u);
   EXPECT_EQ(sim.reserved_bytes(), 0u);
+}
+
+TEST(CountingUpstream, logs_each_call_that_succeeded_while_a_log_is_given) {
+  SimUpstreamOptions options;
+  options.limit_bytes = 300;
+  SimUpstream sim(options);
+  CountingUpstream counting(sim);
+  const Block before = *counting.allocate(10);  // no log yet
+  std::vector<UpstreamCall> log;
+  counting.log_calls(&log);
+  const Block a = *counting.allocate(100);
+  EXPECT_FALSE(counting.allocate(250));  // failed: a recorded allocator records nothing either
+  counting.deallocate(a);
+  counting.deallocate(before);
+  counting.log_calls(nullptr);
+  (void)counting.allocate(20);
+  EXPECT_EQ(log, (std::vector<UpstreamCall>{{false, 100}, {true, 100}, {true, 10}}));
 }
 
 }  // namespace

@@ -72,6 +72,31 @@ struct RunInfo {
   std::uint64_t end_time_ns = 0;
 };
 
+// What the recorded allocator asked of its own upstream: PyTorch's segment_alloc and
+// segment_free (whole segments, cudaMalloc and cudaFree) and segment_map and segment_unmap
+// (expandable segments, events of kind vmm).
+enum class SegmentAction : std::uint8_t { alloc = 0, free = 1, map = 2, unmap = 3 };
+std::string_view to_string(SegmentAction action);  // "segment_alloc", ... as PyTorch names them
+inline bool is_alloc(SegmentAction action) {
+  return action == SegmentAction::alloc || action == SegmentAction::map;
+}
+
+// One call of the recorded allocator to its upstream (an event with Event::segment), kept where
+// it happened among the replayed operations: the replay holds the model's own upstream calls
+// against them (replay/fidelity.hpp). Never replayed as a request.
+struct SegmentCall {
+  // The operation it comes before: the index into ops of the first operation made by a later
+  // event (ops.size() when no operation follows).
+  std::uint64_t before_op = 0;
+  std::uint64_t event = 0;  // its index in the trace
+  std::uint64_t time_ns = 0;
+  std::uint64_t address = 0;
+  std::uint64_t size = 0;
+  std::uint16_t origin = 0;  // index into ResolvedTrace::origins (device, stream)
+  SegmentAction action = SegmentAction::alloc;
+  bool operator==(const SegmentCall&) const = default;
+};
+
 // Per operation 16 bytes and per allocation 10: what a replay holds for the whole trace, so
 // nothing else is kept per allocation (an allocation's and its free's times are the times of
 // its alloc and free operations).
@@ -107,12 +132,15 @@ struct ResolvedTrace {
   std::uint64_t segment_allocs = 0;  // the recorded allocator's own upstream calls (not replayed)
   std::uint64_t segment_frees = 0;
   std::uint64_t segment_bytes_allocated = 0;
+  // Those calls one by one, in trace order (so by before_op): rare beside the requests (one per
+  // cudaMalloc of the recorded allocator), so a list of their own costs no memory per operation.
+  std::vector<SegmentCall> segment_calls;
 
   std::uint64_t allocation_count() const { return alloc_size.size(); }
   std::uint64_t stream_of(std::uint32_t id) const { return origins[alloc_origin[id]].stream; }
   DeviceId device_of(std::uint32_t id) const { return origins[alloc_origin[id]].device; }
   // The index in the trace (counted from 0, as AnomalyAt::event) of the event operation `op`
-  // replays; nullopt without op_event_breaks. O(log breaks).
+  // replays; nullopt without op_event_breaks or past the last operation. O(log breaks).
   std::optional<std::uint64_t> event_of_op(std::uint64_t op) const;
 };
 

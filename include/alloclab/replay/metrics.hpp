@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "alloclab/replay/fidelity.hpp"
 #include "alloclab/replay/latency.hpp"
 
 namespace alloclab {
@@ -130,6 +131,11 @@ struct StrategyResult {
   // there (`stopped_at_first_failure`) and the counters above stop at that request.
   std::optional<FirstFailure> first_failure;
   bool stopped_at_first_failure = false;
+  // A trace with the recorded allocator's upstream calls (ResolvedTrace::segment_calls) only:
+  // the program's torch.cuda.empty_cache() calls found there and replayed as releases (every
+  // mode), and, in simulation, the strategy's upstream calls against the recorded ones.
+  std::optional<std::uint64_t> empty_cache_calls;
+  std::optional<Fidelity> fidelity;
 };
 
 }  // namespace alloclab

@@ -35,6 +35,9 @@ void write_json(std::ostream& out, const nlohmann::json& j, int indent = -1);
 void write_json_file(const std::string& path, const nlohmann::json& j);
 
 nlohmann::json metrics_json(const Metrics& metrics);
+// The `fidelity` object of a result, and back (InputError naming `source` and the key).
+nlohmann::json fidelity_json(const Fidelity& fidelity);
+Fidelity fidelity_from_json(const nlohmann::json& j, const std::string& source);
 // `with_runs` false leaves "runs" an empty array (run_json makes each entry).
 nlohmann::json result_json(const StrategyResult& result, bool with_runs = true);
 nlohmann::json run_json(const RunMetrics& run);

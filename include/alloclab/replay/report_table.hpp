@@ -17,8 +17,13 @@ namespace alloclab {
 
 // One row per strategy: counters, hit rate, peak and final bytes; latency columns when a real
 // replay timed the calls, a modelled-time column with a cost model; a note under a strategy
-// whose requests failed.
+// whose requests failed; then fidelity_text.
 std::string results_table_text(const std::vector<StrategyResult>& results);
+
+// Under the table of a replay of a trace with recorded segment calls: what the recorded
+// allocator asked of its upstream, and one line per strategy with a `fidelity` section: how
+// many of those calls it made alike and where it first parted from them. Empty otherwise.
+std::string fidelity_text(const std::vector<StrategyResult>& results);
 
 // What a replay's numbers rest on, printed before its table (replay, sweep, advise): a trace
 // without run markers is one run; a trace with anomalies was repaired to be replayed (a free of

@@ -73,7 +73,9 @@ class Strategy {
   virtual void deallocate(const Block& block) = 0;
   virtual void begin_run() {}
   virtual void end_run() {}
-  // Returns every cached block upstream (final clean-up). Not counted as evictions.
+  // Returns every cached block upstream: the final clean-up, and a program's empty_cache found in
+  // the trace (docs/strategy-contract.md), after which the replay goes on with the strategy. Not
+  // counted as evictions.
   virtual void release() = 0;
   virtual const StrategyStats& stats() const = 0;
   // Empty unless the strategy models counters of its own (see StrategyCounters).

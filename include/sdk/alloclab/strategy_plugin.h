@@ -136,8 +136,10 @@ typedef struct alloclab_strategy_plugin {
    * strategy does not care. */
   void (*begin_run)(void* self);
   void (*end_run)(void* self);
-  /* Gives every cached block back upstream (the final clean-up); not counted as evictions.
-   * Blocks still handed out stay handed out. */
+  /* Gives every cached block back upstream; not counted as evictions. Blocks still handed out
+   * stay handed out. Called for the final clean-up, and also in the middle of a replay where the
+   * trace shows the program emptying its allocator's cache (torch.cuda.empty_cache() in a
+   * PyTorch snapshot): the instance must go on serving calls after it. */
   void (*release)(void* self);
   /* Writes the current counters. Must not change the instance. */
   void (*get_stats)(const void* self, alloclab_strategy_stats* out);

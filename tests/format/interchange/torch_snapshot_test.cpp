@@ -28,7 +28,8 @@ TEST(TorchSnapshot, merges_devices_by_time) {
   for (std::size_t i = 0; i < trace.size(); ++i) {
     EXPECT_EQ(trace.time_ns(i), times_us[i] * 1000) << i;
     EXPECT_EQ(trace.device(i), devices[i]) << i;
-    EXPECT_EQ(trace.kind(i), MemoryKind::device) << i;
+    // Events 10 and 11 are the segment_map and segment_unmap of an expandable segment.
+    EXPECT_EQ(trace.kind(i), i >= 10 ? MemoryKind::vmm : MemoryKind::device) << i;
   }
 }
 
@@ -69,6 +70,11 @@ TEST(TorchSnapshot, segment_events_are_flagged_as_the_allocators_own) {
   EXPECT_EQ(trace.op(10), Op::alloc);
   EXPECT_TRUE(trace.segment(11));  // segment_unmap
   EXPECT_EQ(trace.op(11), Op::free);
+  // A mapping tells itself from a whole segment by its kind.
+  EXPECT_EQ(trace.kind(0), MemoryKind::device);
+  EXPECT_EQ(trace.kind(7), MemoryKind::device);
+  EXPECT_EQ(trace.kind(10), MemoryKind::vmm);
+  EXPECT_EQ(trace.kind(11), MemoryKind::vmm);
   const ResolvedTrace resolved = resolve(trace);
   EXPECT_EQ(resolved.segment_allocs, 3u);
   EXPECT_EQ(resolved.segment_frees, 2u);

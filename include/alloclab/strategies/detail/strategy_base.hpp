@@ -16,7 +16,7 @@ std::uint64_t round_param(const StrategyParams& params);
 class StrategyBase : public Strategy {
  public:
   const StrategyStats& stats() const final { return stats_; }
-  // Final clean-up: every cached block goes upstream, not counted as an eviction.
+  // Every cached block goes upstream, not counted as an eviction (Strategy::release).
   void release() final { return_cache(false); }
   // The largest cached block, and the request after rounding as what the upstream was asked.
   FailureState failure_state(std::uint64_t size) const final {

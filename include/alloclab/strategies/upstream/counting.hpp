@@ -5,6 +5,7 @@
 // peak.
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "alloclab/strategies/strategy.hpp"
 
@@ -17,6 +18,13 @@ struct UpstreamCounters {
   std::uint64_t reserved_bytes = 0;  // sum of capacities obtained and not yet returned
 };
 
+// One upstream call that succeeded, as a call log holds it.
+struct UpstreamCall {
+  bool free = false;        // deallocate; otherwise a successful allocate
+  std::uint64_t bytes = 0;  // the block's capacity
+  bool operator==(const UpstreamCall&) const = default;
+};
+
 class CountingUpstream final : public Upstream {
  public:
   // `inner` must outlive this adaptor.
@@ -27,6 +35,7 @@ class CountingUpstream final : public Upstream {
     if (block) {
       ++counters_.allocs;
       counters_.reserved_bytes += block->capacity;
+      if (log_) log_->push_back(UpstreamCall{false, block->capacity});
     } else {
       ++counters_.failed;
     }
@@ -37,7 +46,13 @@ class CountingUpstream final : public Upstream {
     inner_.deallocate(block);
     ++counters_.frees;
     counters_.reserved_bytes -= block.capacity;
+    if (log_) log_->push_back(UpstreamCall{true, block.capacity});
   }
+
+  // From now on, appends every successful allocate and every deallocate to `log` (null: stop).
+  // The replay reads it to hold a strategy's upstream calls against a recorded allocator's; a
+  // failed allocate is not logged, as a recorded allocator records no segment for it.
+  void log_calls(std::vector<UpstreamCall>* log) { log_ = log; }
 
   void touch(std::uint64_t address, std::uint64_t bytes) override { inner_.touch(address, bytes); }
 
@@ -50,6 +65,7 @@ class CountingUpstream final : public Upstream {
  private:
   Upstream& inner_;
   UpstreamCounters counters_;
+  std::vector<UpstreamCall>* log_ = nullptr;
 };
 
 }  // namespace alloclab

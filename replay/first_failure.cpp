@@ -57,12 +57,12 @@ std::string block_text(const StrategyResult& r) {
 }  // namespace
 
 std::string pytorch_format_size(std::uint64_t bytes) {
-  constexpr std::uint64_t KiB = 1024, MiB = KiB * 1024, GiB = MiB * 1024;
-  if (bytes <= KiB) return std::to_string(bytes) + " bytes";
+  constexpr std::uint64_t kKiB = 1024, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
+  if (bytes <= kKiB) return std::to_string(bytes) + " bytes";
   const double b = static_cast<double>(bytes);
-  if (bytes <= MiB) return string_printf("%.2f KiB", b / static_cast<double>(KiB));
-  if (bytes <= GiB) return string_printf("%.2f MiB", b / static_cast<double>(MiB));
-  return string_printf("%.2f GiB", b / static_cast<double>(GiB));
+  if (bytes <= kMiB) return string_printf("%.2f KiB", b / static_cast<double>(kKiB));
+  if (bytes <= kGiB) return string_printf("%.2f MiB", b / static_cast<double>(kMiB));
+  return string_printf("%.2f GiB", b / static_cast<double>(kGiB));
 }
 
 std::string out_of_memory_message(const FirstFailure& f) {

@@ -457,8 +457,8 @@ struct PyTorchCachingStrategy::Impl {
     if (reserved <= threshold) return;
     const std::uint64_t target = reserved - threshold;
     auto whole = [](const Node* n) { return n->prev == nullptr && n->next == nullptr; };
-    __extension__ typedef unsigned __int128 U128;
-    U128 total_age = 0;
+    __extension__ typedef unsigned __int128 AgeSum;
+    AgeSum total_age = 0;
     std::uint64_t freeable = 0;
     for (const PoolEntry& e : large_blocks) {
       if (!whole(e.node)) continue;
@@ -469,14 +469,14 @@ struct PyTorchCachingStrategy::Impl {
     bool freed = true;
     while (reclaimed < target && freed && freeable > 0) {
       // age >= total_age / freeable, compared exactly.
-      const U128 pass_total = total_age;
+      const AgeSum pass_total = total_age;
       const std::uint64_t pass_count = freeable;
       freed = false;
       for (auto it = large_blocks.begin(); it != large_blocks.end();) {
         Node* n = it->node;
         ++it;
         const std::uint64_t age = large_searches - n->gc_base;
-        if (!whole(n) || U128{age} * pass_count < pass_total) continue;
+        if (!whole(n) || AgeSum{age} * pass_count < pass_total) continue;
         freed = true;
         reclaimed += n->size;
         total_age -= age;

@@ -23,10 +23,13 @@ class Protocol2Writer {
     return true;
   }
   void put(const std::string& identity) {
-    const auto n = static_cast<std::uint32_t>(memo_.size());
+    const std::uint32_t n = next_memo_++;
     memo_.emplace(identity, n);
     index(n, 'q', 'r');
   }
+  // The memo entry Python's pickler gives an object that is never referred to again: the same
+  // bytes as put, without remembering an identity (a snapshot of millions of entries).
+  void put_once() { index(next_memo_++, 'q', 'r'); }
   // Equal strings are one object in the snapshots PyTorch writes, hence memoized by content.
   void text(const std::string& s) {
     if (get("str " + s)) return;
@@ -75,6 +78,7 @@ class Protocol2Writer {
 
   std::string out_;
   std::unordered_map<std::string, std::uint32_t> memo_;
+  std::uint32_t next_memo_ = 0;
 };
 
 // n entries (n even): alloc/free_completed pairs on cuda:0, each pair sharing one of 8 frames

@@ -9,6 +9,7 @@
 #include "alloclab/cli/help_format.hpp"
 #include "alloclab/format/output_files.hpp"
 #include "runner.hpp"
+#include "script.hpp"
 
 int main(int argc, char** argv) {
   alloclab::gui::RunOptions o;
@@ -26,7 +27,8 @@ int main(int argc, char** argv) {
   app.add_option("--screenshot", o.screenshot,
                  "write a PNG of the window once everything has loaded")
       ->type_name("FILE");
-  app.add_flag("-f,--force", force, "replace the --screenshot file if it exists");
+  app.add_flag("-f,--force", force,
+               "replace the files --screenshot and the --script write if they exist");
   app.add_option("--size", size, "window size WxH (default 1280x800)")->type_name("WxH");
   app.add_option("--view", o.view,
                  "first view: overview, hit-rate, latency, memory, trace, sweep, diff")
@@ -63,7 +65,13 @@ int main(int argc, char** argv) {
     // Before a window opens or a trace loads: the screenshot must not replace what is opened.
     alloclab::OutputPlan outputs(force);
     for (const std::string& file : o.files) outputs.input(file);
-    outputs.input(o.script).output("--screenshot", o.screenshot).check();
+    outputs.input(o.script).output("--screenshot", o.screenshot);
+    if (!o.script.empty()) {
+      const alloclab::gui::ScriptPlayer script = alloclab::gui::ScriptPlayer::load(o.script);
+      for (const std::string& file : script.inputs()) outputs.input(file);
+      for (const auto& [name, file] : script.outputs()) outputs.output(name, file);
+    }
+    outputs.check();
     // The PNG is written in place: a link that --force replaces goes first, so that the file it
     // points to is never written.
     if (force && std::filesystem::is_symlink(o.screenshot)) std::filesystem::remove(o.screenshot);

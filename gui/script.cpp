@@ -100,6 +100,22 @@ ScriptPlayer ScriptPlayer::load(const std::string& path) {
   return ScriptPlayer(parse_script(text.str(), path), path);
 }
 
+std::vector<std::string> ScriptPlayer::inputs() const {
+  std::vector<std::string> paths;
+  for (const ScriptAction& a : actions_)
+    if (a.verb == "open" || a.verb == "drop")
+      paths.insert(paths.end(), a.args.begin(), a.args.end());
+  return paths;
+}
+
+std::vector<ScriptPlayer::Output> ScriptPlayer::outputs() const {
+  std::vector<Output> files;
+  for (const ScriptAction& a : actions_)
+    if (a.verb == "export-csv" || a.verb == "screenshot")
+      files.push_back({name_ + ":" + std::to_string(a.line) + " " + a.verb, a.args[0]});
+  return files;
+}
+
 void ScriptPlayer::fail(const ScriptAction& action, const std::string& what) {
   error_ = name_ + ":" + std::to_string(action.line) + ": " + what;
 }

@@ -46,6 +46,15 @@ class ScriptPlayer {
       : actions_(std::move(actions)), name_(std::move(name)) {}
   static ScriptPlayer load(const std::string& path);
 
+  // The files the script reads (`open`, `drop`) and writes (`export-csv`, `screenshot`), each
+  // written one named "SCRIPT:LINE verb": checked, as the command line's, before anything runs.
+  struct Output {
+    std::string name;
+    std::string path;
+  };
+  std::vector<std::string> inputs() const;
+  std::vector<Output> outputs() const;
+
   // Call once per frame after the platform backend's NewFrame and before ImGui::NewFrame: sets
   // this frame's mouse and keyboard input, or performs a direct action.
   void before_frame(App& app, ImGuiIO& io);

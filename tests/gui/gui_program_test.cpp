@@ -50,6 +50,44 @@ TEST(GuiProgram, opens_a_snapshot_pickle_and_refuses_one_that_would_run_code) {
       << refused.output;
 }
 
+// A script's screenshot and export-csv are outputs like --screenshot: checked before anything
+// runs, never replacing an existing file without --force or any file the session reads.
+TEST(GuiProgram, a_script_never_replaces_an_input_or_an_existing_file_without_force) {
+  const auto dir = scratch_dir("script-outputs");
+  const std::string trace = (dir / "t.csv").string(), png = (dir / "shot.png").string();
+  const std::string csv = (dir / "table.csv").string(), script = (dir / "s.txt").string();
+  std::filesystem::copy_file(traces_dir() + "/tiny.csv", trace);
+  std::ofstream(png) << "precious";
+  std::ofstream(csv) << "precious";
+  const std::string original = read_file(trace);
+  struct Case {
+    std::string lines, message;
+  } cases[] = {
+      {"open " + trace + "\nwait\nscreenshot " + png,
+       png + ": already exists; pass --force to replace it"},
+      {"open " + trace + "\nwait\nexport-csv " + csv,
+       csv + ": already exists; pass --force to replace it"},
+      {"open " + trace + "\nwait\nexport-csv " + trace, "would replace the input"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.lines);
+    std::ofstream(script) << c.lines;
+    const CliResult r = run_shell(gui_program() + " --headless --script " + script);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("headless rendering"), std::string::npos) << "rendered first";
+    EXPECT_EQ(read_file(trace), original);
+    EXPECT_EQ(read_file(png), "precious");
+    EXPECT_EQ(read_file(csv), "precious");
+  }
+  std::ofstream(script) << "open " << trace << "\nwait\ntype spec exact\nclick Add\nclick Run\n"
+                        << "wait\nexport-csv " << csv << "\n";
+  const CliResult forced = run_headless("--force --size 800x600 --script " + script);
+  ALLOCLAB_SKIP_WITHOUT_RENDERING(forced);
+  ASSERT_EQ(forced.status, 0) << forced.output;
+  EXPECT_NE(read_file(csv), "precious");
+}
+
 TEST(GuiProgram, bad_input_is_one_clear_line_and_status_2) {
   // Headless needs something to show: a screenshot, a new file for each case.
   const auto dir = scratch_dir("bad-input");

@@ -198,15 +198,17 @@ class Replayer {
   void step(std::size_t k) {
     const ResolvedOp op = trace_.ops[k];
     switch (op.op) {
+      // Tested here, not inside the follow functions: a trace without recorded segment calls
+      // (most) pays no call per operation.
       case ReplayOp::alloc:
-        follow_before(k, lane_index(op.id));
+        if (follower_) follow_before(k, lane_index(op.id));
         allocate(k, op.id);
-        follow_after(k, lane_index(op.id));
+        if (follower_) follow_after(k, lane_index(op.id));
         break;
       case ReplayOp::free:
-        follow_before(k, lane_index(op.id));
+        if (follower_) follow_before(k, lane_index(op.id));
         deallocate(op.id);
-        follow_after(k, lane_index(op.id));
+        if (follower_) follow_after(k, lane_index(op.id));
         break;
       case ReplayOp::run_begin:
         for (std::size_t lane = 0; lane < lanes_.size(); ++lane) follow_before(k, lane);

@@ -7,30 +7,14 @@
 #include "alloclab/format/event.hpp"
 #include "alloclab/format/text_table.hpp"
 #include "alloclab/format/units.hpp"
+#include "report_fields.hpp"
 
 namespace alloclab {
 namespace {
 
-nlohmann::json optional_json(const std::optional<std::uint64_t>& value) {
-  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
-
-std::uint64_t read_count(const nlohmann::json& j, const char* key, const std::string& where) {
-  const auto it = j.find(key);
-  if (it == j.end() || !it->is_number_unsigned())
-    throw InputError(where + ": key '" + key + "' is missing or not a non-negative integer");
-  return it->get<std::uint64_t>();
-}
-
-// A key that is a count or null (absent in an older report: null).
-std::optional<std::uint64_t> read_optional_count(const nlohmann::json& j, const char* key,
-                                                 const std::string& where) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number_unsigned())
-    throw InputError(where + ": key '" + key + "' is neither null nor a non-negative integer");
-  return it->get<std::uint64_t>();
-}
+using report_fields::optional_json;
+using report_fields::read_optional_u64;
+using report_fields::read_u64;
 
 std::string percent(double fraction) {
   return string_printf("%.2f%%", 100.0 * fraction);
@@ -104,26 +88,26 @@ nlohmann::json first_failure_json(const FirstFailure& f) {
 FirstFailure first_failure_from_json(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw InputError(where + ": not an object");
   FirstFailure f;
-  f.op_index = read_count(j, "op_index", where);
-  f.event_index = read_optional_count(j, "event_index", where);
-  f.time_ns = read_count(j, "time_ns", where);
-  f.since_start_ns = read_count(j, "since_start_ns", where);
-  f.requested_bytes = read_count(j, "requested_bytes", where);
-  f.upstream_request_bytes = read_optional_count(j, "upstream_request_bytes", where);
+  f.op_index = read_u64(j, "op_index", where);
+  f.event_index = read_optional_u64(j, "event_index", where);
+  f.time_ns = read_u64(j, "time_ns", where);
+  f.since_start_ns = read_u64(j, "since_start_ns", where);
+  f.requested_bytes = read_u64(j, "requested_bytes", where);
+  f.upstream_request_bytes = read_optional_u64(j, "upstream_request_bytes", where);
   const auto device = j.find("device");
   std::optional<DeviceId> id;
   if (device != j.end() && device->is_string()) id = parse_device(device->get<std::string>());
   if (!id) throw InputError(where + ": key 'device' is missing or not a device (cpu, cuda:N)");
   f.device = *id;
-  f.stream = read_count(j, "stream", where);
-  f.live_bytes = read_count(j, "live_bytes", where);
-  f.allocated_bytes = read_count(j, "allocated_bytes", where);
-  f.reserved_bytes = read_count(j, "reserved_bytes", where);
-  f.largest_cached_block = read_optional_count(j, "largest_cached_block_bytes", where);
-  f.memory_limit = read_optional_count(j, "memory_limit_bytes", where);
-  f.allowed_bytes = read_optional_count(j, "allowed_bytes", where);
-  f.peak_allocated_bytes = read_count(j, "peak_allocated_bytes", where);
-  f.peak_reserved_bytes = read_count(j, "peak_reserved_bytes", where);
+  f.stream = read_u64(j, "stream", where);
+  f.live_bytes = read_u64(j, "live_bytes", where);
+  f.allocated_bytes = read_u64(j, "allocated_bytes", where);
+  f.reserved_bytes = read_u64(j, "reserved_bytes", where);
+  f.largest_cached_block = read_optional_u64(j, "largest_cached_block_bytes", where);
+  f.memory_limit = read_optional_u64(j, "memory_limit_bytes", where);
+  f.allowed_bytes = read_optional_u64(j, "allowed_bytes", where);
+  f.peak_allocated_bytes = read_u64(j, "peak_allocated_bytes", where);
+  f.peak_reserved_bytes = read_u64(j, "peak_reserved_bytes", where);
   return f;
 }
 

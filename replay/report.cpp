@@ -13,6 +13,7 @@
 #include "alloclab/format/error.hpp"
 #include "alloclab/format/output_files.hpp"
 #include "alloclab/replay/first_failure.hpp"
+#include "report_fields.hpp"
 
 namespace alloclab {
 namespace {
@@ -34,13 +35,8 @@ const std::vector<std::string>& metric_keys() {
   return keys;
 }
 
-std::uint64_t read_u64(const nlohmann::json& j, const char* key, const std::string& source) {
-  const auto it = j.find(key);
-  if (it == j.end() || !it->is_number_unsigned())
-    throw InputError(source + ": report key '" + key +
-                     "' is missing or not a non-negative integer");
-  return it->get<std::uint64_t>();
-}
+using report_fields::read_optional_u64;
+using report_fields::read_u64;
 
 }  // namespace
 
@@ -160,21 +156,18 @@ nlohmann::json fidelity_json(const Fidelity& f) {
       {"all_matched", f.all_matched()},
       {"first_divergence", nullptr}};
   if (const auto& d = f.first_divergence) {
-    const auto optional = [](const std::optional<std::uint64_t>& v) {
-      return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-    };
     nlohmann::json recorded = nullptr;
     if (d->recorded_size) recorded = {{"action", d->recorded_action}, {"size", *d->recorded_size}};
     out["first_divergence"] = {{"at", d->at},
                                {"op", d->op},
-                               {"event", optional(d->event)},
+                               {"event", report_fields::optional_json(d->event)},
                                {"time_ns", d->time_ns},
                                {"device", device_name(d->device)},
                                {"stream", d->stream},
                                {"request_size", d->request_size},
                                {"calls", d->frees ? "frees" : "allocs"},
                                {"recorded", std::move(recorded)},
-                               {"model_size", optional(d->model_size)},
+                               {"model_size", report_fields::optional_json(d->model_size)},
                                {"what", d->what}};
   }
   return out;
@@ -319,16 +312,10 @@ StrategyResult result_from_json(const nlohmann::json& j, const std::string& sour
 
 namespace {
 
-std::optional<std::uint64_t> read_optional_u64(const nlohmann::json& j, const char* key,
-                                               const std::string& where) {
-  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
-  return read_u64(j, key, where);
-}
-
 std::string read_text(const nlohmann::json& j, const char* key, const std::string& where) {
   const auto it = j.find(key);
   if (it == j.end() || !it->is_string())
-    throw InputError(where + ": report key '" + key + "' is missing or not a string");
+    throw InputError(where + ": key '" + key + "' is missing or not a string");
   return it->get<std::string>();
 }
 
@@ -339,7 +326,7 @@ Fidelity fidelity_from_json(const nlohmann::json& j, const std::string& source) 
   if (!j.is_object()) throw InputError(where + ": not an object");
   const auto part = [&](const char* key) -> const nlohmann::json& {
     if (!j.contains(key) || !j[key].is_object())
-      throw InputError(where + ": report key '" + key + "' is missing or not an object");
+      throw InputError(where + ": key '" + key + "' is missing or not an object");
     return j[key];
   };
   Fidelity f;

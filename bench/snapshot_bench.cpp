@@ -38,28 +38,11 @@ std::string snapshot_pickle() {
   const char* const files[] = {"/work/model.py", "/work/train.py", "torch/nn/modules/module.py"};
   const char* const names[] = {"forward", "backward", "_call_impl", "step"};
   const auto frame = [&](int j) {
-    const std::string id = "frame " + std::to_string(j);
-    if (w.get(id)) return;
-    w.op('}');
-    w.put(id);
-    w.op('(');
-    w.text("filename");
-    w.text(files[j % 3]);
-    w.text("line");
-    w.integer(10 + j);
-    w.text("name");
-    w.text(names[j % 4]);
-    w.op('u');
+    w.frame("frame " + std::to_string(j), files[j % 3], 10 + j, names[j % 4]);
   };
   // An allocation and its free share one frames list, as in PyTorch.
   const auto traceback = [&](int t) {
-    const std::string id = "traceback " + std::to_string(t);
-    if (w.get(id)) return;
-    w.op(']');
-    w.put(id);
-    w.op('(');
-    for (int k = 0; k < 4; ++k) frame((t + k) % 12);
-    w.op('e');
+    w.frames("traceback " + std::to_string(t), 4, [&](int k) { frame((t + k) % 12); });
   };
   std::unordered_map<std::uint64_t, std::uint64_t> live_size;
   const auto entry = [&](const char* action, std::uint64_t address, std::uint64_t size,
@@ -82,17 +65,7 @@ std::string snapshot_pickle() {
     w.op('u');
   };
 
-  w.op('}');
-  w.put("root");
-  w.op('(');
-  w.text("segments");
-  w.op(']');
-  w.put("segments");
-  w.text("device_traces");
-  w.op(']');
-  w.put("device_traces");
-  w.op(']');
-  w.put("entries");
+  w.begin_history();
   std::size_t in_batch = 0;
   for (std::size_t i = 0; i < trace.size(); ++i) {
     const alloclab::Op op = trace.op(i);
@@ -113,16 +86,10 @@ std::string snapshot_pickle() {
     }
   }
   if (in_batch != 0) w.op('e');
-  w.op('a');
-  w.text("allocator_settings");
-  w.op('}');
-  w.put("settings");
-  w.op('(');
+  w.end_history();
   w.text("PYTORCH_CUDA_ALLOC_CONF");
   w.text("");
-  w.op('u');
-  w.op('u');
-  w.op('.');
+  w.end_snapshot();
   return std::move(w.bytes());
 }
 

@@ -38,6 +38,60 @@ class Protocol2Writer {
     out_ += s;
     put("str " + s);
   }
+  // A stack frame dict of a snapshot, one object per `id` (PyTorch shares frames).
+  void frame(const std::string& id, const std::string& filename, std::int64_t line,
+             const std::string& name) {
+    if (get(id)) return;
+    op('}');
+    put(id);
+    op('(');
+    text("filename");
+    text(filename);
+    text("line");
+    integer(line);
+    text("name");
+    text(name);
+    op('u');
+  }
+  // A list of `count` frames, one object per `id` (an allocation and its free share one):
+  // `frame_at(k)` writes the k-th.
+  template <class FrameAt>
+  void frames(const std::string& id, int count, FrameAt frame_at) {
+    if (get(id)) return;
+    op(']');
+    put(id);
+    op('(');
+    for (int k = 0; k < count; ++k) frame_at(k);
+    op('e');
+  }
+  // {"segments": [], "device_traces": [[ — the history entries come next, then end_history.
+  void begin_history() {
+    op('}');
+    put("root");
+    op('(');
+    text("segments");
+    op(']');
+    put("segments");
+    text("device_traces");
+    op(']');
+    put("device_traces");
+    op(']');
+    put("entries");
+  }
+  // ]], "allocator_settings": { — the settings' pairs come next, then end_snapshot.
+  void end_history() {
+    op('a');
+    text("allocator_settings");
+    op('}');
+    put("settings");
+    op('(');
+  }
+  void end_snapshot() {
+    op('u');
+    op('u');
+    op('.');
+  }
+
   void integer(std::int64_t v) {
     if (v >= 0 && v <= 0xff) {
       op('K');
@@ -88,27 +142,10 @@ inline std::string synthetic_snapshot_pickle(std::size_t n) {
   const char* files[] = {"/work/model.py", "/work/train.py", "/work/data.py"};
   const char* names[] = {"forward", "backward", "step", "load"};
   const auto frame = [&](int j) {
-    const std::string id = "frame " + std::to_string(j);
-    if (w.get(id)) return;
-    w.op('}');
-    w.put(id);
-    w.op('(');
-    w.text("filename");
-    w.text(files[j % 3]);
-    w.text("line");
-    w.integer(10 + j);
-    w.text("name");
-    w.text(names[j % 4]);
-    w.op('u');
+    w.frame("frame " + std::to_string(j), files[j % 3], 10 + j, names[j % 4]);
   };
   const auto traceback = [&](int t) {
-    const std::string id = "traceback " + std::to_string(t);
-    if (w.get(id)) return;
-    w.op(']');
-    w.put(id);
-    w.op('(');
-    for (int k = 0; k < 3; ++k) frame((t + k) % 6);
-    w.op('e');
+    w.frames("traceback " + std::to_string(t), 3, [&](int k) { frame((t + k) % 6); });
   };
   const auto entry = [&](std::size_t i) {
     const std::size_t k = i / 2;
@@ -131,17 +168,7 @@ inline std::string synthetic_snapshot_pickle(std::size_t n) {
     w.op('u');
   };
 
-  w.op('}');
-  w.put("root");
-  w.op('(');
-  w.text("segments");
-  w.op(']');
-  w.put("segments");
-  w.text("device_traces");
-  w.op(']');
-  w.put("device_traces");
-  w.op(']');
-  w.put("entries");
+  w.begin_history();
   // Python's pickler appends in batches of 1000 (one item alone: APPEND, without MARK).
   if (n == 1) {
     entry(0);
@@ -153,20 +180,14 @@ inline std::string synthetic_snapshot_pickle(std::size_t n) {
       w.op('e');
     }
   }
-  w.op('a');
-  w.text("allocator_settings");
-  w.op('}');
-  w.put("settings");
-  w.op('(');
+  w.end_history();
   w.text("PYTORCH_CUDA_ALLOC_CONF");
   w.text("");
   w.text("max_split_size");
   w.integer(-1);
   w.text("expandable_segments");
   w.op('\x89');
-  w.op('u');
-  w.op('u');
-  w.op('.');
+  w.end_snapshot();
   return std::move(w.bytes());
 }
 

@@ -31,7 +31,7 @@ void run_info(const InfoOptions& options) {
     return;
   }
   LoadedTrace loaded = load_input(options.path, options.format);
-  TraceSummary summary = summarize(loaded.trace, resolve(loaded.trace));
+  TraceSummary summary = summarize(loaded.trace, resolve(loaded.trace, options.path));
   summary.source = options.path;
   summary.file_bytes = loaded.file_bytes;
   const StackSites sites = top_stack_sites(loaded.trace, options.stacks);

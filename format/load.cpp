@@ -43,7 +43,7 @@ ResolvedLoad load_resolved(const std::string& path, std::optional<TraceFormat> f
     out.summary.file_bytes = stats.file_bytes;
   } else {
     const LoadedTrace loaded = load_as(path, format.has_value(), detected);
-    out.resolved = resolve(loaded.trace);
+    out.resolved = resolve(loaded.trace, path);
     out.summary = summarize(loaded.trace, out.resolved);
     out.summary.file_bytes = loaded.file_bytes;
   }

@@ -5,8 +5,10 @@
 #include <limits>
 #include <map>
 #include <stdexcept>
+#include <utility>
 
 #include "alloclab/format/address_map.hpp"
+#include "alloclab/format/error.hpp"
 #include "saturating.hpp"
 
 namespace alloclab {
@@ -44,7 +46,7 @@ std::uint64_t Anomalies::*counter_of(AnomalyKind kind) {
 // the first marker removes and the end of a trace without markers keeps.
 class StreamResolver::Impl {
  public:
-  explicit Impl(std::uint64_t expected_events) {
+  Impl(std::uint64_t expected_events, std::string source) : source_(std::move(source)) {
     out_.ops.reserve(expected_events + 2);
     out_.op_time_ns.reserve(expected_events + 2);
     // Upper bounds: only the pages used are ever touched.
@@ -53,6 +55,7 @@ class StreamResolver::Impl {
   }
 
   void add(const Trace& part) {
+    if (!start_read_) take_start_state(part);
     started_at_fork_ = part.metadata.is_object() && part.metadata.contains("image") &&
                        part.metadata["image"] == "fork";
     for (std::size_t i = 0; i < part.size(); ++i) {
@@ -65,6 +68,7 @@ class StreamResolver::Impl {
 
   ResolvedTrace finish(const std::vector<Origin>& origins) {
     out_.origins = origins;
+    give_start_blocks_origins();
     if (markers_ == Markers::none_yet) {
       // The implicit run spans the whole trace and so never ends inside it: what a pool holds
       // at the end is released by the final clean-up, which no metric counts.
@@ -77,6 +81,7 @@ class StreamResolver::Impl {
     }
     for (auto& entry : devices_)
       entry.second.live.for_each([&](std::uint64_t, std::uint32_t id) {
+        if (id < out_.start_blocks()) return;  // not an allocation of the trace
         ++out_.anomalies.leaks;
         detail::add_saturating(out_.anomalies.leaked_bytes, out_.alloc_size[id]);
       });
@@ -85,6 +90,43 @@ class StreamResolver::Impl {
 
  private:
   enum class Markers { unknown, none_yet, some };
+
+  // The start state's blocks become allocation ids 0..n-1, live before any operation.
+  void take_start_state(const Trace& part) {
+    start_read_ = true;
+    out_.start_state = start_state_of(part, source_);
+    if (!out_.start_state) return;
+    for (const StartBlock& b : out_.start_state->blocks) {
+      DeviceAddresses& device = addresses(b.device);
+      const auto id = static_cast<std::uint32_t>(out_.alloc_size.size());
+      if (device.live.find(b.address))
+        throw InputError(source_ + ": " + kStartStateKey + ": two blocks at address " +
+                         std::to_string(b.address) + " of " + device_name(b.device));
+      device.live.insert_or_assign(b.address, id);
+      out_.alloc_size.push_back(b.requested);
+      out_.alloc_origin.push_back(0);  // set by give_start_blocks_origins
+    }
+  }
+
+  // A start block belongs to the first origin of its device and stream, or to a new one.
+  void give_start_blocks_origins() {
+    if (!out_.start_state) return;
+    std::map<std::pair<DeviceId, std::uint64_t>, std::uint16_t> origin_of;
+    for (std::size_t k = out_.origins.size(); k-- > 0;)
+      origin_of[{out_.origins[k].device, out_.origins[k].stream}] = static_cast<std::uint16_t>(k);
+    const std::vector<StartBlock>& blocks = out_.start_state->blocks;
+    for (std::size_t id = 0; id < blocks.size(); ++id) {
+      const auto [it, added] = origin_of.try_emplace({blocks[id].device, blocks[id].stream}, 0);
+      if (added) {
+        if (out_.origins.size() >= Trace::max_origins)
+          throw InputError(source_ + ": " + kStartStateKey + ": more than " +
+                           std::to_string(Trace::max_origins) + " devices and streams");
+        it->second = static_cast<std::uint16_t>(out_.origins.size());
+        out_.origins.push_back(Origin{0, blocks[id].device, blocks[id].stream, 0});
+      }
+      out_.alloc_origin[id] = it->second;
+    }
+  }
 
   void decide_markers(const Trace& part, std::size_t i) {
     const Op op = part.op(i);
@@ -244,6 +286,8 @@ class StreamResolver::Impl {
       note(AnomalyKind::free_unknown, t, i);
   }
 
+  std::string source_;
+  bool start_read_ = false;
   ResolvedTrace out_;
   std::map<DeviceId, DeviceAddresses> devices_;  // node-based: pointers stay valid
   DeviceAddresses* last_device_ = nullptr;
@@ -258,8 +302,8 @@ class StreamResolver::Impl {
   std::uint64_t last_event_ = 0;     // the event of the last operation emitted
 };
 
-StreamResolver::StreamResolver(std::uint64_t expected_events)
-    : impl_(std::make_unique<Impl>(expected_events)) {}
+StreamResolver::StreamResolver(std::uint64_t expected_events, std::string source)
+    : impl_(std::make_unique<Impl>(expected_events, std::move(source))) {}
 StreamResolver::~StreamResolver() = default;
 
 void StreamResolver::add(const Trace& part) {
@@ -295,8 +339,8 @@ std::string_view to_string(SegmentAction action) {
   return names[static_cast<std::size_t>(action)];
 }
 
-ResolvedTrace resolve(const Trace& trace) {
-  StreamResolver resolver(trace.size());
+ResolvedTrace resolve(const Trace& trace, const std::string& source) {
+  StreamResolver resolver(trace.size(), source);
   resolver.add(trace);
   return resolver.finish(trace.origins());
 }

@@ -57,12 +57,16 @@ void summarize_origins(const std::vector<Origin>& origins, TraceSummary& s) {
 
 void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
   std::unordered_map<std::uint64_t, std::uint64_t> size_counts;
-  for (std::uint64_t size : r.alloc_size) {
+  // The start state's blocks were allocated before the trace: live from the start, not counted
+  // among its allocations.
+  const std::uint32_t start_blocks = r.start_blocks();
+  for (std::size_t id = start_blocks; id < r.alloc_size.size(); ++id) {
+    const std::uint64_t size = r.alloc_size[id];
     add_saturating(s.bytes_requested, size);
     ++s.size_histogram[log2_bucket(size)];
     ++size_counts[size];
   }
-  s.allocations = r.alloc_size.size();
+  s.allocations = r.alloc_size.size() - start_blocks;
   s.top_sizes_by_count = top_sizes(size_counts, false);
   s.top_sizes_by_bytes = top_sizes(size_counts, true);
 
@@ -80,6 +84,16 @@ void summarize_ops(const ResolvedTrace& r, TraceSummary& s) {
   for (const Origin& o : r.origins) slot_of_origin.push_back(slot_of_device[o.device]);
   std::vector<WideBytes> live_on(per_device.size(), 0), peak_on(per_device.size(), 0);
   const auto slot_of = [&](std::uint32_t id) { return slot_of_origin[r.alloc_origin[id]]; };
+  for (std::uint32_t id = 0; id < start_blocks; ++id) {
+    live += r.alloc_size[id];
+    live_on[slot_of(id)] += r.alloc_size[id];
+  }
+  peak = live;
+  s.peak_live_bytes = saturated(live);
+  for (std::size_t slot = 0; slot < per_device.size(); ++slot) {
+    peak_on[slot] = live_on[slot];
+    per_device[slot].peak_live_bytes = saturated(live_on[slot]);
+  }
   // Allocation time of each live allocation, by id: lifetimes without a time per allocation of
   // the whole trace.
   AddressMap<std::uint64_t> alloc_time;
@@ -198,6 +212,16 @@ TraceSummary summarize(const EventTally& events, const ResolvedTrace& resolved,
   if (s.segment_events > 0 && s.allocations > 0)
     s.recorded_hit_rate = 1.0 - static_cast<double>(std::min(s.segment_allocs, s.allocations)) /
                                     static_cast<double>(s.allocations);
+  if (const std::optional<StartState>& start = resolved.start_state) {
+    TraceSummary::StartStateSummary& t = s.start_state.emplace();
+    t.segments = start->segments.size();
+    t.segment_bytes = start->segment_bytes();
+    t.blocks = start->blocks.size();
+    t.block_bytes = start->block_bytes();
+    for (const StartBlock& b : start->blocks) t.blocks_without_capacity += !b.capacity;
+    t.guessed_bytes = start->guessed_bytes;
+    t.gaps = start->gaps;
+  }
   s.memory_bytes = memory_bytes;
   s.warnings = std::move(warnings);
   return s;
@@ -286,6 +310,19 @@ nlohmann::json to_json(const TraceSummary& s, bool with_runs) {
       {"memory_bytes_per_event",
        s.events ? static_cast<double>(s.memory_bytes) / static_cast<double>(s.events) : 0.0},
       {"warnings", s.warnings}};
+  if (s.start_state) {
+    const TraceSummary::StartStateSummary& t = *s.start_state;
+    out["start_state"] = {{"segments", t.segments},
+                          {"segment_bytes", t.segment_bytes},
+                          {"blocks", t.blocks},
+                          {"block_bytes", t.block_bytes},
+                          {"blocks_without_capacity", t.blocks_without_capacity},
+                          {"guessed_bytes", t.guessed_bytes},
+                          {"partial", !t.gaps.empty()},
+                          {"gaps", t.gaps}};
+  } else {
+    out["start_state"] = nullptr;
+  }
   if (s.file_bytes) {
     out["file_bytes"] = *s.file_bytes;
     out["file_bytes_per_event"] =

@@ -160,6 +160,14 @@ std::string summary_text(const TraceSummary& s, std::size_t anomalies_listed) {
       text += string_printf("recorded hit rate %.2f%% (1 - segment allocs / allocations)\n",
                             100.0 * *s.recorded_hit_rate);
   }
+  if (s.start_state) {
+    const TraceSummary::StartStateSummary& t = *s.start_state;
+    text += string_printf(
+        "start state  %s segments (%s) held, %s blocks (%s) live before the first event%s\n",
+        grouped(t.segments).c_str(), human_bytes(t.segment_bytes).c_str(),
+        grouped(t.blocks).c_str(), human_bytes(t.block_bytes).c_str(),
+        t.gaps.empty() ? "" : "; partial (see the warnings)");
+  }
   if (s.file_bytes)
     text += string_printf("on disk      %s, %.2f bytes/event\n", human_bytes(*s.file_bytes).c_str(),
                           bytes_per_event(*s.file_bytes, s.events));

@@ -3,6 +3,8 @@
 #include <map>
 #include <set>
 
+#include "alloclab/format/start_state.hpp"
+
 namespace alloclab {
 
 Trace trim_to_runs(const Trace& trace, TrimStats* stats) {
@@ -24,6 +26,9 @@ Trace trim_to_runs(const Trace& trace, TrimStats* stats) {
   // Addresses live when the window opens, per device: their frees inside it are dropped until
   // the address is allocated again inside the window.
   std::map<DeviceId, std::set<std::uint64_t>> earlier;
+  // The state at the first event no longer applies to the window; its blocks count as earlier.
+  if (const std::optional<StartState> start = start_state_of(trace))
+    for (const StartBlock& b : start->blocks) earlier[b.device].insert(b.address);
   for (std::size_t i = 0; i < first; ++i) {
     if (trace.segment(i)) continue;
     auto& live = earlier[trace.device(i)];
@@ -33,6 +38,7 @@ Trace trim_to_runs(const Trace& trace, TrimStats* stats) {
 
   Trace out;
   out.metadata = trace.metadata;
+  out.metadata.erase(kStartStateKey);
   out.reserve(last - first + 1);
   for (const StackFrame& frame : trace.frames()) out.add_frame(frame);
   for (const auto& stack : trace.stacks()) out.add_stack(stack);

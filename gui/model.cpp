@@ -42,6 +42,10 @@ LodPyramid live_bytes_pyramid(const ResolvedTrace& trace, std::uint64_t first_ti
   std::vector<double> x(n), y(n);
   std::uint64_t live = 0;
   std::vector<char> is_live(trace.alloc_size.size(), 0);
+  for (std::uint32_t id = 0; id < trace.start_blocks(); ++id) {  // live before the first event
+    live += trace.alloc_size[id];
+    is_live[id] = 1;
+  }
   double last_x = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const ResolvedOp& op = trace.ops[i];
@@ -66,7 +70,7 @@ std::shared_ptr<TraceDoc> load_trace_doc(const std::string& path) {
   Trace& trace = loaded.trace;
   auto doc = std::make_shared<TraceDoc>();
   doc->path = path;
-  doc->resolved = resolve(trace);
+  doc->resolved = resolve(trace, path);
   TraceSummary summary = summarize(trace, doc->resolved);
   summary.source = path;
   summary.file_bytes = loaded.file_bytes;

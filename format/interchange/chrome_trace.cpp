@@ -68,6 +68,8 @@ class ThreadTable {
 
 void write_live_bytes(EventWriter& writer, const ResolvedTrace& resolved) {
   std::map<DeviceId, std::uint64_t> live;
+  for (std::uint32_t id = 0; id < resolved.start_blocks(); ++id)  // live before the first event
+    live[resolved.device_of(id)] += resolved.alloc_size[id];
   for (std::size_t i = 0; i < resolved.ops.size(); ++i) {
     const ResolvedOp& op = resolved.ops[i];
     if (op.op != ReplayOp::alloc && op.op != ReplayOp::free) continue;

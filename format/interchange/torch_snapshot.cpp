@@ -10,9 +10,11 @@
 #include <unordered_set>
 
 #include "alloclab/format/error.hpp"
+#include "alloclab/format/start_state.hpp"
 #include "pickle.hpp"
 #include "plain_tree.hpp"
 #include "text_io.hpp"
+#include "torch_start_state.hpp"
 
 namespace alloclab {
 namespace {
@@ -51,23 +53,10 @@ bool is_list(const PlainTree& tree, Id id) {
   return tree.kind(id) == Kind::list || tree.kind(id) == Kind::tuple;
 }
 
-// One event of one device, before the devices are merged by time.
-struct Pending {
-  std::uint64_t time_ns = 0;
-  std::uint64_t address = 0;
-  std::uint64_t size = 0;
-  std::uint64_t stream = 0;
-  std::uint32_t stack = 0;  // id in the trace's stack table; 0: none
-  std::uint32_t label = 0;  // 1 + index into the device's labels; 0: none
-  Op op = Op::alloc;
-  bool segment = false;
-  // A segment_map or segment_unmap: expandable segments map physical memory into a reserved
-  // range (cuMemCreate + cuMemMap), which is what MemoryKind::vmm stands for.
-  bool mapping = false;
-};
+using interchange_detail::HistoryStep;
 
 struct DeviceEvents {
-  std::vector<Pending> events;
+  std::vector<HistoryStep> events;
   std::vector<std::string> labels;
 };
 
@@ -224,7 +213,7 @@ class DeviceReader {
     if (!action_id || tree_.kind(*action_id) != Kind::text) fail("'action' missing or not text");
     const std::string_view action = tree_.text_of(*action_id);
 
-    Pending e;
+    HistoryStep e;
     e.stream = number(entry, "stream", false, true).value_or(0);
     const auto time_us = number(entry, "time_us", false);
     if (!time_us) ++missing_time_;
@@ -280,7 +269,7 @@ class DeviceReader {
     unknown[key] = unknown.value(key, 0) + 1;
   }
 
-  void add(Id entry, Pending& e, DeviceEvents& out) {
+  void add(Id entry, HistoryStep& e, DeviceEvents& out) {
     if (const auto frames = tree_.find(entry, "frames")) {
       try {
         e.stack = stacks_.stack_of(*frames);
@@ -329,7 +318,7 @@ void merge_into(Trace& trace, std::vector<DeviceEvents>& devices) {
         best = d;
     if (best == devices.size()) return;
     DeviceEvents& device = devices[best];
-    const Pending& p = device.events[next[best]++];
+    const HistoryStep& p = device.events[next[best]++];
     Event e;
     e.time_ns = p.time_ns;
     e.op = p.op;
@@ -343,6 +332,26 @@ void merge_into(Trace& trace, std::vector<DeviceEvents>& devices) {
     if (p.label != 0) trace.set_label(trace.size() - 1, std::move(device.labels[p.label - 1]));
     trace.set_stack_id(trace.size() - 1, p.stack);
   }
+}
+
+// The allocator state at the first entry (alloclab/format/start_state.hpp), when the history
+// did not start with an empty allocator. What the state lacks is said among the warnings.
+void add_start_state(const PlainTree& tree, Id root, const std::string& name, bool cut,
+                     const std::vector<DeviceEvents>& devices, Trace& trace) {
+  const auto segments = tree.find(root, "segments");
+  std::vector<interchange_detail::DumpedDevice> dumped =
+      segments ? interchange_detail::read_dumped_segments(tree, *segments, name, devices.size())
+               : std::vector<interchange_detail::DumpedDevice>(devices.size());
+  StartState state;
+  for (std::size_t d = 0; d < devices.size(); ++d)
+    interchange_detail::walk_back(static_cast<DeviceId>(d), dumped[d], devices[d].events,
+                                  segments && !cut,
+                                  name + ": device_traces[" + std::to_string(d) + "]", state);
+  interchange_detail::check_blocks_in_segments(state, name);
+  if (state.empty()) return;
+  check_start_state(state, name);
+  for (const std::string& gap : state.gaps) trace.warnings.push_back(gap);
+  trace.metadata[kStartStateKey] = to_json(state);
 }
 
 // How a cut pickle ended, for the mapping's messages.
@@ -442,6 +451,7 @@ Trace snapshot_to_trace(const PlainTree& tree, Id root, const std::string& name,
     summary["cut_at_byte"] = cut->offset;
   }
   trace.metadata["torch_snapshot"] = std::move(summary);
+  add_start_state(tree, root, name, cut.has_value(), devices, trace);
   try {
     merge_into(trace, devices);
   } catch (const InputError& e) {

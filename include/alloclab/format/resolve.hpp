@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "alloclab/format/start_state.hpp"
 #include "alloclab/format/trace.hpp"
 
 namespace alloclab {
@@ -136,6 +137,14 @@ struct ResolvedTrace {
   // cudaMalloc of the recorded allocator), so a list of their own costs no memory per operation.
   std::vector<SegmentCall> segment_calls;
 
+  // The recorded allocator's state before the first event, when the trace carries one
+  // (alloclab/format/start_state.hpp). Its block k is allocation id k, live before operation 0
+  // and freed by the trace's frees as any other; no operation allocates it.
+  std::optional<StartState> start_state;
+  std::uint32_t start_blocks() const {
+    return start_state ? static_cast<std::uint32_t>(start_state->blocks.size()) : 0;
+  }
+
   std::uint64_t allocation_count() const { return alloc_size.size(); }
   std::uint64_t stream_of(std::uint32_t id) const { return origins[alloc_origin[id]].stream; }
   DeviceId device_of(std::uint32_t id) const { return origins[alloc_origin[id]].device; }
@@ -144,7 +153,8 @@ struct ResolvedTrace {
   std::optional<std::uint64_t> event_of_op(std::uint64_t op) const;
 };
 
-ResolvedTrace resolve(const Trace& trace);
+// `source` names the trace in the InputError thrown for a damaged start state.
+ResolvedTrace resolve(const Trace& trace, const std::string& source = "trace");
 
 // Resolution of a trace that arrives in parts, in order (a streamed load, which never holds all
 // the events at once). resolve(trace) is this with the whole trace as its only part, so both
@@ -153,13 +163,14 @@ class StreamResolver {
  public:
   // `expected_events` (0 if unknown) sizes the operation columns once, so they never grow by
   // copying (which would briefly hold them twice).
-  explicit StreamResolver(std::uint64_t expected_events = 0);
+  explicit StreamResolver(std::uint64_t expected_events = 0, std::string source = "trace");
   ~StreamResolver();
   StreamResolver(const StreamResolver&) = delete;
   StreamResolver& operator=(const StreamResolver&) = delete;
 
   // All the events of `part` come after those of the parts before. Its origin indices refer to
-  // part.origins(), a table that parts share and that only grows from part to part.
+  // part.origins(), a table that parts share and that only grows from part to part. The first
+  // part's metadata gives the start state.
   void add(const Trace& part);
   // `origins` is the final origin table (the last part's).
   ResolvedTrace finish(const std::vector<Origin>& origins);

@@ -122,6 +122,7 @@ class Replayer {
     for (const Origin& origin : trace.origins)
       lane_of_origin_.push_back(lane_of_device[origin.device]);
     result_.strategy = std::string(spec);
+    if (trace.start_state) start_from_recorded_state();
     if (!trace.segment_calls.empty()) follow_segments(lane_of_device);
   }
 
@@ -235,6 +236,110 @@ class Replayer {
     if (options_.check_invariants && reserved_ < live_)
       throw std::logic_error("operation " + std::to_string(k) + ": reserved " +
                              std::to_string(reserved_) + " < live " + std::to_string(live_));
+  }
+
+  // The trace's start state (ResolvedTrace::start_state): each lane starts holding the blocks
+  // live before the first event; a model of the recorded allocator adopts the recorded segments
+  // with them, any other strategy allocates them. None of it is counted or timed: the counters
+  // start after it, the memory peaks include it.
+  void start_from_recorded_state() {
+    const StartState& start = *trace_.start_state;
+    std::map<DeviceId, std::size_t> lane_of_device;
+    for (std::size_t lane = 0; lane < lanes_.size(); ++lane)
+      lane_of_device[lanes_[lane]->tally.device] = lane;
+    // Per lane, the segments to hold and the allocation id of each of their pieces.
+    struct Held {
+      std::vector<HeldSegment> segments;
+      std::vector<std::vector<std::uint32_t>> ids;
+    };
+    std::vector<Held> held(lanes_.size());
+    // A device with segments but no allocation has no lane: its segments change nothing.
+    std::vector<std::optional<std::pair<std::size_t, std::size_t>>> slot(start.segments.size());
+    for (std::size_t k = 0; k < start.segments.size(); ++k) {
+      const StartSegment& seg = start.segments[k];
+      const auto lane = lane_of_device.find(seg.device);
+      if (lane == lane_of_device.end()) continue;
+      Held& h = held[lane->second];
+      slot[k] = {lane->second, h.segments.size()};
+      std::optional<bool> small;
+      if (seg.pool != SegmentPool::unknown) small = seg.pool == SegmentPool::small;
+      h.segments.push_back(HeldSegment{seg.size, seg.stream, small, {}});
+      h.ids.emplace_back();
+    }
+    // Blocks and segments are both by device, then address.
+    std::size_t k = 0;
+    for (std::uint32_t id = 0; id < start.blocks.size(); ++id) {
+      const StartBlock& b = start.blocks[id];
+      const auto ends_before = [&](const StartSegment& seg) {
+        return seg.device < b.device ||
+               (seg.device == b.device && seg.address + seg.size <= b.address);
+      };
+      while (k < start.segments.size() && ends_before(start.segments[k])) ++k;
+      Held& h = held[lane_index(id)];
+      const HeldPiece piece{0, b.requested, b.capacity};
+      if (k < start.segments.size() && start.segments[k].device == b.device &&
+          start.segments[k].address <= b.address && slot[k]) {
+        const std::size_t at = slot[k]->second;
+        h.segments[at].pieces.push_back(piece);
+        h.segments[at].pieces.back().offset = b.address - start.segments[k].address;
+        h.ids[at].push_back(id);
+      } else {
+        h.segments.push_back(HeldSegment{0, b.stream, std::nullopt, {piece}});
+        h.ids.push_back({id});
+      }
+    }
+    for (std::size_t lane = 0; lane < lanes_.size(); ++lane)
+      hold(lane, held[lane].segments, held[lane].ids);
+    recount_reserved();
+    peak_live_ = live_;
+    peak_reserved_ = reserved_;
+    warm_ = totals();
+    if (latencies_) *latencies_ = ReplayLatencies{};
+    if (modelled_) modelled_ = ModelledTime{};
+  }
+
+  void hold(std::size_t lane_index, const std::vector<HeldSegment>& segments,
+            const std::vector<std::vector<std::uint32_t>>& ids) {
+    Lane& lane = *lanes_[lane_index];
+    std::vector<std::uint32_t> order;
+    for (const auto& in_segment : ids)
+      order.insert(order.end(), in_segment.begin(), in_segment.end());
+    std::vector<Block> blocks;
+    if (lane.strategy->adopts_segments()) {
+      std::optional<std::vector<Block>> adopted = lane.strategy->adopt(segments);
+      if (!adopted) start_does_not_fit(lane);
+      blocks = std::move(*adopted);
+    } else {
+      // In allocation id order, as the recording lists them.
+      std::sort(order.begin(), order.end());
+      for (const std::uint32_t id : order) {
+        const std::optional<Block> block =
+            lane.strategy->allocate(trace_.alloc_size[id], trace_.stream_of(id));
+        if (!block) start_does_not_fit(lane);
+        blocks.push_back(*block);
+      }
+    }
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const std::uint32_t id = order[i];
+      const Block& block = blocks.at(i);
+      if (block.address != 0) blocks_.insert_or_assign(id, block);
+      live_ += trace_.alloc_size[id];
+      lane.tally.live += trace_.alloc_size[id];
+      lane.tally.allocated += block.capacity;
+      if (options_.check_invariants) check_new_block(lane, 0, block, trace_.alloc_size[id]);
+    }
+    lane.tally.peak_allocated = lane.tally.allocated;
+    lane.tally.peak_reserved = lane.counting->reserved_bytes();
+  }
+
+  [[noreturn]] void start_does_not_fit(const Lane& lane) const {
+    throw std::invalid_argument(
+        "the trace starts from a recorded allocator state (" + device_name(lane.tally.device) +
+        ": " + std::to_string(lane.tally.live) + " bytes live so far) that " + result_.strategy +
+        " cannot hold" +
+        (options_.memory_limit ? " under --memory-limit " + std::to_string(*options_.memory_limit)
+                               : std::string()) +
+        ": the limit is below what the program held when the history begins");
   }
 
   // The recorded allocator's upstream calls (docs/strategies.md, "Fidelity"): followed lane by
@@ -390,7 +495,15 @@ class Replayer {
   }
 
   void finish() {
-    const Totals t = totals();
+    Totals t = totals();
+    // The start state is not counted (start_from_recorded_state).
+    t.requests -= warm_.requests;
+    t.hits -= warm_.hits;
+    t.failed -= warm_.failed;
+    t.evictions -= warm_.evictions;
+    t.slack -= warm_.slack;
+    t.upstream_allocs -= warm_.upstream_allocs;
+    t.upstream_frees -= warm_.upstream_frees;
     Metrics& m = result_.metrics;
     m.requests = t.requests;
     m.hits = t.hits;
@@ -439,6 +552,7 @@ class Replayer {
   bool in_run_ = false;
   RunMetrics run_;
   Totals run_start_;
+  Totals warm_;  // what holding the start state counted, taken off every counter
   SeriesBuilder series_;
   StrategyResult result_;
 };

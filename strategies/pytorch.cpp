@@ -605,6 +605,84 @@ struct PyTorchCachingStrategy::Impl {
     return Block{n->address, n->size};
   }
 
+  // The size of a recorded piece whose size the recording does not give, with `space` bytes up
+  // to the next piece: split off as allocate() would split it, or the whole space.
+  std::uint64_t inferred_capacity(bool small, std::uint64_t requested, std::uint64_t space) const {
+    if (requested > pytorch::kMaxRequest) return space;
+    const std::uint64_t rounded = pytorch::round_size(requested, options.divisions_for(requested));
+    if (rounded >= space) return space;
+    const std::uint64_t remaining = space - rounded;
+    const bool split = small ? remaining >= pytorch::kMinBlockSize
+                             : rounded < options.max_split_size && remaining > pytorch::kSmallSize;
+    return split ? rounded : space;
+  }
+
+  // One recorded segment, laid out piece by piece; nullptr if it cannot be held.
+  bool adopt_segment(const HeldSegment& held, std::vector<Block>& blocks) {
+    std::uint64_t size = held.size;
+    bool small = held.small_pool.value_or(size <= pytorch::kSmallBuffer);
+    if (size == 0) {  // a piece whose segment the recording does not give: sized as allocate()
+      const HeldPiece& piece = held.pieces.at(0);
+      const std::uint64_t rounded = piece.capacity.value_or(pytorch::round_size(
+          std::min(piece.requested, pytorch::kMaxRequest), options.divisions_for(piece.requested)));
+      small = held.small_pool.value_or(rounded <= pytorch::kSmallSize);
+      size = pytorch::allocation_size(rounded);
+    }
+    Node* whole = alloc_block(size, held.stream, small);
+    if (whole == nullptr) return false;
+    Segment* seg = whole->segment;
+    const std::uint64_t base = seg->upstream.address;
+    arena.recycle(whole);
+    seg->head = nullptr;
+    Pool& pool = small ? small_blocks : large_blocks;
+    Node* last = nullptr;
+    const auto append = [&](std::uint64_t offset, std::uint64_t bytes, bool handed_out) {
+      Node* n = arena.make(base + offset, bytes, held.stream, last, nullptr, seg);
+      if (last != nullptr) {
+        last->next = n;
+      } else {
+        seg->head = n;
+      }
+      last = n;
+      if (handed_out) {
+        n->allocated = true;
+        allocated += bytes;
+        active.insert_or_assign(n->address, n);
+        blocks.push_back(Block{n->address, bytes});
+      }
+    };
+    std::uint64_t cursor = 0;
+    for (std::size_t k = 0; k < held.pieces.size(); ++k) {
+      const HeldPiece& piece = held.pieces[k];
+      const std::uint64_t offset = std::clamp(piece.offset, cursor, size);
+      const std::uint64_t end =
+          k + 1 < held.pieces.size() ? std::clamp(held.pieces[k + 1].offset, offset, size) : size;
+      if (offset > cursor) append(cursor, offset - cursor, false);
+      const std::uint64_t space = end - offset;
+      const std::uint64_t bytes = std::min(
+          space, piece.capacity.value_or(inferred_capacity(small, piece.requested, space)));
+      append(offset, bytes, true);
+      cursor = offset + bytes;
+    }
+    if (cursor < size || last == nullptr) append(cursor, size - cursor, false);
+    // Free pieces go into the pool once the list is whole (a cached piece never has a free
+    // neighbour).
+    for (Node* n = seg->head; n != nullptr; n = n->next)
+      if (!n->allocated) cache(pool, n);
+    return true;
+  }
+
+  std::optional<std::vector<Block>> adopt(const std::vector<HeldSegment>& segments) {
+    std::vector<Block> blocks;
+    for (const HeldSegment& held : segments)
+      if (!adopt_segment(held, blocks)) {
+        update_cached();
+        return std::nullopt;
+      }
+    update_cached();
+    return blocks;
+  }
+
   // free / free_block: merge with free neighbours of the same segment, then cache. The merged
   // piece takes over a free neighbour's pool entry when there is one (one rekey instead of
   // erase + insert); with two free neighbours the second entry is dropped.
@@ -668,6 +746,11 @@ FailureState PyTorchCachingStrategy::failure_state(std::uint64_t size) const {
         pytorch::allocation_size(pytorch::round_size(size, impl.options.divisions_for(size)));
   if (impl.options.per_process_memory_fraction) state.allowed_bytes = impl.allowed;
   return state;
+}
+
+std::optional<std::vector<Block>> PyTorchCachingStrategy::adopt(
+    const std::vector<HeldSegment>& segments) {
+  return impl_->adopt(segments);
 }
 
 StrategyCounters PyTorchCachingStrategy::counters() const {

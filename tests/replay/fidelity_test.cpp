@@ -242,17 +242,18 @@ TEST(Fidelity, a_recorded_empty_cache_is_replayed_as_a_release_and_counted) {
 }
 
 TEST(Fidelity, an_empty_cache_that_frees_what_the_model_holds_no_more_is_a_divergence) {
-  // The recorded empty_cache returns a segment the model never had: the model frees nothing.
+  // The recorded empty_cache returns a segment twice (a segment never allocated in the history
+  // would be one held since before it: the start state): the model frees it once.
   std::vector<Entry> entries = with_empty_caches();
-  entries.insert(entries.begin() + 3, Entry{"segment_free", B, 2 * MiB, 103});
+  entries.insert(entries.begin() + 4, Entry{"segment_free", C, 24 * MiB, 103});
   const StrategyResult r = replay(snapshot({entries}), "pytorch").result;
   ASSERT_TRUE(r.fidelity && r.fidelity->first_divergence);
   const FidelityDivergence& d = *r.fidelity->first_divergence;
   EXPECT_EQ(d.at, "empty_cache");
   EXPECT_EQ(d.op, 3u);  // replayed just before op 3
-  EXPECT_EQ(d.event, 3u);
+  EXPECT_EQ(d.event, 4u);
   EXPECT_TRUE(d.frees);
-  EXPECT_EQ(d.what, "recorded segment_free of 2.00 MiB, model freed no segment of that size");
+  EXPECT_EQ(d.what, "recorded segment_free of 24.00 MiB, model freed no segment of that size");
   EXPECT_EQ(r.empty_cache_calls, 3u);  // one empty_cache of two segments
   EXPECT_EQ(r.fidelity->matched_frees, 3u);
 }

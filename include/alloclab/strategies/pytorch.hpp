@@ -145,6 +145,13 @@ class PyTorchCachingStrategy final : public Strategy {
   // The largest cached piece of either pool, the segment size the request asked for (what
   // PyTorch's message calls "Tried to allocate"), and the memory fraction's allowed bytes.
   FailureState failure_state(std::uint64_t size) const override;
+  // PyTorch's state at the start of a snapshot's history: each segment is asked of the upstream
+  // (within the memory fraction) and laid out as recorded, its pieces handed out and the space
+  // between them cached, one free piece per gap (PyTorch merges free neighbours). A piece of
+  // unknown size takes its rounded request, or the whole gap up to the next piece when the rest
+  // would be too small to split off (docs/strategies.md, `pytorch`, "Start state").
+  bool adopts_segments() const override { return true; }
+  std::optional<std::vector<Block>> adopt(const std::vector<HeldSegment>& segments) override;
 
   const PyTorchOptions& options() const;
   // Bytes of all segments held from the upstream (PyTorch's reserved_bytes).

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace alloclab {
 
@@ -63,6 +64,24 @@ struct FailureState {
   std::optional<std::uint64_t> allowed_bytes;
 };
 
+// A segment a strategy holds from the start of a replay: the recorded allocator's, from before
+// the trace's first event, with the pieces it had handed out then.
+struct HeldPiece {
+  std::uint64_t offset = 0;     // from the segment's start; pieces are in address order
+  std::uint64_t requested = 0;  // what the program asked for
+  // The piece's size in the segment; nullopt when the recording does not say (the strategy
+  // infers it by its own rules).
+  std::optional<std::uint64_t> capacity;
+};
+struct HeldSegment {
+  // 0 when the recording knows the piece but not its segment: the strategy sizes the segment
+  // as it would have for that piece (which is then its only one).
+  std::uint64_t size = 0;
+  std::uint64_t stream = 0;
+  std::optional<bool> small_pool;  // PyTorch's pool, when the recording says
+  std::vector<HeldPiece> pieces;   // non-overlapping, inside the segment
+};
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
@@ -85,6 +104,15 @@ class Strategy {
   virtual FailureState failure_state(std::uint64_t size) const {
     (void)size;
     return {};
+  }
+  // Whether adopt() can take over a recorded allocator's segments (a model of that allocator).
+  virtual bool adopts_segments() const { return false; }
+  // Takes `segments` as if it had asked its upstream for them and handed out their pieces,
+  // counting nothing in stats(): the state a replay starts from. Returns the pieces' blocks, in
+  // order, or nullopt if its upstream (or its own limit) cannot hold them all.
+  virtual std::optional<std::vector<Block>> adopt(const std::vector<HeldSegment>& segments) {
+    (void)segments;
+    return std::nullopt;
   }
 };
 

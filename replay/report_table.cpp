@@ -55,6 +55,19 @@ std::string saved_cell(const Advice& a) {
   return human_bytes(static_cast<std::uint64_t>(a.saved_bytes)) + " (" + share + ")";
 }
 
+// "event 1,175" (the trace's numbering), or the operation when the event is not known.
+std::string failure_place(const FirstFailure& f) {
+  return f.event_index ? "event " + grouped(*f.event_index) : "operation " + grouped(f.op_index);
+}
+
+// "30.00 MiB peak reserved, 3 cudaMalloc calls", and where it ran out of memory if it did.
+std::string trial_figures(const PyTorchTrial& t) {
+  const std::string figures = human_bytes(t.metrics.peak_reserved_bytes) + " peak reserved, " +
+                              counted(t.metrics.upstream_allocs, "cudaMalloc call");
+  if (!t.oom()) return figures;
+  return "out of memory at " + failure_place(*t.first_failure) + " (" + figures + " until then)";
+}
+
 }  // namespace
 
 std::string results_table_text(const std::vector<StrategyResult>& results) {
@@ -236,6 +249,59 @@ std::string advice_text(const std::vector<Advice>& advice, double target) {
   std::string paragraph;
   for (const Advice& a : advice) paragraph += (paragraph.empty() ? "" : " ") + advice_sentence(a);
   return text + table.str() + "\n" + paragraph + "\n";
+}
+
+std::string pytorch_advice_text(const PyTorchAdvice& a) {
+  if (a.trials.empty()) return "";
+  std::string text =
+      counted(a.trials.size(), "setting") + " of PyTorch's caching allocator replayed";
+  if (a.memory_limit)
+    text += ", each on a device of " + human_bytes(*a.memory_limit) +
+            " (--memory-limit), stopping at its first out-of-memory error";
+  text += ".\nexpandable_segments:True is not modelled: no setting here uses it.\n\n";
+  using Align = TextTable::Align;
+  TextTable table({{"PYTORCH_CUDA_ALLOC_CONF", Align::left},
+                   {"out of memory", Align::left},
+                   {"peak reserved"},
+                   {"cudaMalloc"},
+                   {"retries"},
+                   {"res/live"}});
+  bool fraction = false;
+  for (const PyTorchTrial& t : a.trials) {
+    fraction = fraction || t.config.memory_fraction;
+    table.add_row({t.config.conf.empty() ? "(default)" : t.config.conf,
+                   t.oom() ? "at " + failure_place(*t.first_failure) : "no",
+                   human_bytes(t.metrics.peak_reserved_bytes), grouped(t.metrics.upstream_allocs),
+                   grouped(t.counter("num_alloc_retries")), ratio_cell(t.reserved_per_live())});
+  }
+  text += table.str();
+  if (fraction)
+    text +=
+        "(PyTorch collects garbage only under a memory fraction: the garbage_collection_threshold "
+        "settings were replayed with per_process_memory_fraction 1 of the limit, which a program "
+        "sets with torch.cuda.set_per_process_memory_fraction(F), F being the limit's share of "
+        "the device: 1.0 when the limit is the device's size)\n";
+  text += "\n";
+  const auto block = [&](const std::string& why, std::size_t i) {
+    const PyTorchTrial& t = a.trials[i];
+    std::string lines =
+        "# " + why + ": " + (i == 0 ? "the default, " : "") + trial_figures(t) + "\n";
+    if (t.config.memory_fraction)
+      lines += "# (and torch.cuda.set_per_process_memory_fraction in the program, see above)\n";
+    return lines + pytorch_conf_line(t.config.conf) + "\n";
+  };
+  if (a.all_oom()) {
+    text += "Every setting runs out of memory" +
+            (a.memory_limit ? " under the " + human_bytes(*a.memory_limit) + " limit" : "") +
+            "; none avoids it.\n";
+    if (a.furthest) text += block("the one that got furthest", *a.furthest);
+  } else {
+    const std::string avoiding = a.memory_limit ? " without running out of memory" : "";
+    if (a.least_reserved) text += block("least peak reserved" + avoiding, *a.least_reserved);
+    if (a.fewest_upstream_allocs)
+      text += block("fewest cudaMalloc calls" + avoiding, *a.fewest_upstream_allocs);
+  }
+  return text + block("for comparison", 0);
 }
 
 std::string calibration_text(const Calibration& c) {

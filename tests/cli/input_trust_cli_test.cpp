@@ -68,7 +68,7 @@ TEST_F(InputTrustCli, no_event_read_from_a_trace_with_chunks_is_exit_2_in_every_
   for (const std::string& args :
        {"info " + cut, "info --json " + cut, "info --stacks " + cut, "replay " + cut + " -s exact",
         "sweep " + cut + " -s 'fifo-shrink:max={1MiB..2MiB:x2}'", "advise " + cut,
-        "convert " + cut + " " + path("out.csv")}) {
+        "advise --pytorch " + cut, "convert " + cut + " " + path("out.csv")}) {
     SCOPED_TRACE(args);
     const Result r = run(args);
     EXPECT_EQ(r.status, 2) << r.output;
@@ -230,9 +230,9 @@ TEST_F(InputTrustCli, a_replay_of_a_repaired_trace_says_so) {
       "trace; `alloclab info " +
       csv + "` says where they are)\n";
   const std::string report = path("report.json");
-  for (const std::string& args :
-       {"replay " + csv + " -s exact --json " + report,
-        "sweep " + csv + " -s 'fifo-shrink:max={1KiB..2KiB:x2}'", "advise " + csv}) {
+  for (const std::string& args : {"replay " + csv + " -s exact --json " + report,
+                                  "sweep " + csv + " -s 'fifo-shrink:max={1KiB..2KiB:x2}'",
+                                  "advise " + csv, "advise --pytorch " + csv}) {
     SCOPED_TRACE(args);
     const Result r = run(args);
     ASSERT_EQ(r.status, 0) << r.output;
@@ -276,6 +276,7 @@ TEST_F(InputTrustCli, every_command_reads_a_snapshot_pickle) {
   for (const std::string& args :
        {"info --stacks " + pickle, "replay " + pickle + " -s exact -s pytorch",
         "sweep " + pickle + " -s 'fifo-shrink:max={1MiB..2MiB:x2}'", "advise " + pickle,
+        "advise --pytorch " + pickle + " --memory-limit 1GiB",
         "convert " + pickle + " " + path("snapshot.alt")}) {
     SCOPED_TRACE(args);
     const Result r = run(args);
@@ -295,6 +296,7 @@ TEST_F(InputTrustCli, every_command_reads_a_snapshot_pickle) {
 TEST_F(InputTrustCli, a_pickle_that_would_run_code_is_one_line_and_status_2) {
   const std::string hostile = snapshot_data("hostile_os_system.p4.pickle");
   for (const std::string& args : {"info " + hostile, "replay " + hostile + " -s exact",
+                                  "advise --pytorch " + hostile + " --memory-limit 1GiB",
                                   "convert " + hostile + " " + path("out.alt")}) {
     SCOPED_TRACE(args);
     const Result r = run(args);

@@ -67,6 +67,19 @@ TEST(Interrupt, sigint_during_replay_exits_130_without_a_report) {
   std::filesystem::remove(trace);
 }
 
+TEST(Interrupt, sigint_during_advise_pytorch_exits_130_without_a_report) {
+  const std::string trace = temp_path("advise.alt");
+  const std::string report = temp_path("advice.json");
+  ASSERT_EQ(run_and_wait({"generate", "--shape", "random", "--events", "3000000", "-o", trace}, -1),
+            0);
+  EXPECT_EQ(run_and_wait({"advise", "--pytorch", trace, "--memory-limit", "1GiB", "--json", report,
+                          "-j", "1"},
+                         1500),
+            130);
+  EXPECT_FALSE(std::filesystem::exists(report));
+  std::filesystem::remove(trace);
+}
+
 // Names in `dir`, sorted.
 std::vector<std::string> entries(const std::filesystem::path& dir) {
   std::vector<std::string> names;

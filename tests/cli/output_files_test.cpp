@@ -152,6 +152,7 @@ TEST_F(OutputFiles, an_existing_output_is_replaced_only_with_force) {
       "sweep " + kTiny + " -s 'fifo-shrink:max={1MiB..2MiB:x2}' --json " + out,
       "sweep " + kTiny + " -s exact --csv " + out,
       "advise " + kTiny + " --json " + out,
+      "advise --pytorch " + kTiny + " --json " + out,
       "calibrate --budget-ms 1 -o " + out,
       "convert --to csv " + trace + " " + out,
       "generate --runs 1 -o " + out,
@@ -209,7 +210,8 @@ TEST_F(OutputFiles, an_output_directory_is_checked_before_the_work) {
     for (const std::string& command :
          {"replay " + trace + " -s exact -s fifo-shrink:max=1MiB --csv " + c.output,
           "sweep " + trace + " -s 'fifo-shrink:max={1MiB..64MiB:x2}' --json " + c.output,
-          "advise " + trace + " --json " + c.output, "calibrate -o " + c.output}) {
+          "advise " + trace + " --json " + c.output,
+          "advise --pytorch " + trace + " --json " + c.output, "calibrate -o " + c.output}) {
       SCOPED_TRACE(command);
       const auto start = std::chrono::steady_clock::now();
       const CliResult r = run(command);

@@ -11,6 +11,7 @@
 #include "alloclab/replay/advise.hpp"
 #include "alloclab/replay/calibrate.hpp"
 #include "alloclab/replay/metrics.hpp"
+#include "alloclab/replay/pytorch_advice.hpp"
 #include "alloclab/replay/sweep.hpp"
 
 namespace alloclab {
@@ -37,6 +38,11 @@ std::string sweep_table_text(const SweepRun& run);
 // `alloclab advise`: the target, one row per family (baseline, recommendation, what it saves),
 // then advice_sentence of each family as one paragraph.
 std::string advice_text(const std::vector<Advice>& advice, double target);
+
+// `alloclab advise --pytorch`: what was replayed (and under which limit), one row per
+// configuration, then the picks, each a comment line saying why and a line to paste into a shell
+// (pytorch_conf_line), and the default's line to compare.
+std::string pytorch_advice_text(const PyTorchAdvice& advice);
 
 // `alloclab calibrate`: latency by size (median and p99 of allocate and free) and the cost of a
 // cached allocate+free.

@@ -2,9 +2,11 @@
 // A PyTorch-shaped snapshot of any size, pickled as Python's pickle module does it with protocol
 // 2, for tests at sizes no fixture file should have. make_snapshot_pickles.py's synthetic(n) is
 // the same snapshot; the tests check that this writes its committed pickle byte for byte.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace alloclab::test {
 
@@ -187,6 +189,45 @@ inline std::string synthetic_snapshot_pickle(std::size_t n) {
   w.integer(-1);
   w.text("expandable_segments");
   w.op('\x89');
+  w.end_snapshot();
+  return std::move(w.bytes());
+}
+
+// One entry of a snapshot's history, for snapshot_pickle.
+struct SnapshotEntry {
+  std::string action;  // "alloc", "free_completed", ...
+  std::uint64_t addr = 0;
+  std::uint64_t size = 0;
+  std::uint64_t stream = 0;
+  std::int64_t time_us = 0;
+};
+
+// A snapshot of exactly `entries` on cuda:0 (no frames, no settings), as Python would pickle it.
+inline std::string snapshot_pickle(const std::vector<SnapshotEntry>& entries) {
+  Protocol2Writer w;
+  w.begin_history();
+  for (std::size_t first = 0; first < entries.size(); first += 1000) {
+    w.op('(');
+    for (std::size_t i = first; i < std::min(entries.size(), first + 1000); ++i) {
+      const SnapshotEntry& e = entries[i];
+      w.op('}');
+      w.put_once();
+      w.op('(');
+      w.text("action");
+      w.text(e.action);
+      w.text("addr");
+      w.integer(static_cast<std::int64_t>(e.addr));
+      w.text("size");
+      w.integer(static_cast<std::int64_t>(e.size));
+      w.text("stream");
+      w.integer(static_cast<std::int64_t>(e.stream));
+      w.text("time_us");
+      w.integer(e.time_us);
+      w.op('u');
+    }
+    w.op('e');
+  }
+  w.end_history();
   w.end_snapshot();
   return std::move(w.bytes());
 }

@@ -427,9 +427,11 @@ Trace snapshot_to_trace(const PlainTree& tree, Id root, const std::string& name,
     }
     if (stats.orphan_frees > 0) {
       may_be_cut = true;
-      trace.warnings.push_back(where + " frees " + std::to_string(stats.orphan_frees) +
-                               " block(s) it never allocated: its beginning was cut (ring buffer "
-                               "full, or recording started late)");
+      trace.warnings.push_back(
+          where + " frees " + std::to_string(stats.orphan_frees) +
+          " block(s) it never allocated: its beginning was cut (ring buffer "
+          "full, or recording started late); replays start from the state at its first "
+          "entry");
     }
   }
   if (missing_time > 0)

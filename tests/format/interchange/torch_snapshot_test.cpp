@@ -122,7 +122,8 @@ TEST(TorchSnapshot, notes_frees_of_blocks_never_allocated) {
   EXPECT_EQ(trace.warnings[0],
             path +
                 ": device_traces[0] frees 1 block(s) it never allocated: its beginning was cut "
-                "(ring buffer full, or recording started late)");
+                "(ring buffer full, or recording started late); replays start from the state at "
+                "its first entry");
   // The freed block was live at the first entry: it is in the start state, in a segment the
   // snapshot (which lists none) does not give.
   EXPECT_NE(trace.warnings[1].find("1 block(s) live at the first entry"), std::string::npos);

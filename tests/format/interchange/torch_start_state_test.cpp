@@ -107,6 +107,41 @@ TEST(TorchStartState, a_history_that_starts_mid_run_gives_the_state_at_its_first
   EXPECT_EQ(j["start_state"]["partial"], false);
 }
 
+TEST(TorchStartState, a_snapshot_file_starts_the_replay_from_its_state) {
+  // A 20 MiB segment with a 3 MiB block and a 5 MB block live before the history, which frees
+  // the second, allocates 4 MB there and frees it again.
+  const std::string path = test::data_file("snapshot_mid_run.json");
+  const ResolvedTrace resolved = resolve(read_torch_snapshot(path), path);
+  ASSERT_TRUE(resolved.start_state);
+  ASSERT_EQ(resolved.start_state->blocks.size(), 2u);
+  // The 4 MB allocation at the freed block's address does not say where that block ended.
+  EXPECT_FALSE(resolved.start_state->blocks[1].capacity);
+  EXPECT_EQ(resolved.anomalies.total(), 0u);
+  EXPECT_EQ(resolved.allocation_count(), 3u);
+}
+
+TEST(TorchStartState, a_freed_block_is_sized_by_the_next_allocation_in_its_space) {
+  // X (5 MB requested) was cut from its piece with room to spare: 5,000,192 B. While X is live,
+  // a 2 MiB allocation takes the front of the free piece after it, at X's end.
+  json snapshot = mid_run_snapshot();
+  const std::uint64_t x = S + 3 * kMiB;
+  snapshot["device_traces"][0] = json::array({entry("alloc", x + 5000192, 2 * kMiB, 1),
+                                              entry("free_completed", x + 5000192, 2 * kMiB, 2),
+                                              entry("free_completed", x, 5000000, 3)});
+  snapshot["segments"].erase(1);
+  const std::optional<StartState> start = start_state_of(parse(snapshot));
+  ASSERT_TRUE(start);
+  ASSERT_EQ(start->blocks.size(), 2u);
+  EXPECT_EQ(start->blocks[1].address, x);
+  EXPECT_EQ(start->blocks[1].capacity, 5000192u);
+  // An allocation after X's free says nothing of X.
+  snapshot["device_traces"][0] = json::array(
+      {entry("free_completed", x, 5000000, 3), entry("alloc", x + 5000192, 2 * kMiB, 4)});
+  const std::optional<StartState> later = start_state_of(parse(snapshot));
+  ASSERT_TRUE(later);
+  EXPECT_FALSE(later->blocks[1].capacity);
+}
+
 TEST(TorchStartState, a_history_from_an_empty_allocator_has_none) {
   json snapshot = mid_run_snapshot();
   snapshot["device_traces"][0] =

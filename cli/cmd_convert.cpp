@@ -5,6 +5,7 @@
 
 #include "alloclab/format/formats.hpp"
 #include "alloclab/format/output_files.hpp"
+#include "alloclab/format/start_state.hpp"
 #include "alloclab/format/trim.hpp"
 #include "alloclab/format/units.hpp"
 #include "commands.hpp"
@@ -42,6 +43,13 @@ void run_convert(const ConvertOptions& options) {
                                   "' (accepted: alt, csv, chrome)");
     to = *parsed;
   }
+  // CSV has no place for it: the converted trace's frees of those blocks become frees of
+  // unknown addresses.
+  if (to == TraceFormat::csv && loaded.trace.metadata.contains(kStartStateKey))
+    std::fprintf(stderr,
+                 "alloclab: warning: %s starts from a recorded allocator state, which CSV cannot "
+                 "hold: convert to .alt to keep it\n",
+                 options.input.c_str());
   write_atomically(options.output,
                    [&](const std::string& temporary) { write_trace(loaded.trace, temporary, to); });
   std::fprintf(stderr, "alloclab: converted %s: %s -> %s\n",

@@ -195,6 +195,28 @@ TEST(Cli, convert_round_trips_alt_through_csv) {
   std::filesystem::remove(alt);
 }
 
+TEST(Cli, a_snapshot_state_survives_alt_and_csv_says_it_cannot_hold_it) {
+  const std::string snapshot =
+      std::string(ALLOCLAB_TEST_DATA) + "/interchange/snapshot_mid_run.json";
+  const std::string alt = temp_path("mid_run.alt"), csv = temp_path("mid_run.csv");
+  std::filesystem::remove(alt);
+  std::filesystem::remove(csv);
+  const Result to_alt = run("convert " + snapshot + " " + alt);
+  ASSERT_EQ(to_alt.status, 0) << to_alt.output;
+  EXPECT_EQ(to_alt.output.find("CSV cannot hold"), std::string::npos);
+  const Result info = run("info " + alt);
+  EXPECT_NE(info.output.find("start state  1 segments (20.00 MiB) held, 2 blocks (7.77 MiB) live"),
+            std::string::npos)
+      << info.output;
+  const Result to_csv = run("convert " + snapshot + " " + csv);
+  ASSERT_EQ(to_csv.status, 0) << to_csv.output;
+  EXPECT_NE(to_csv.output.find("starts from a recorded allocator state, which CSV cannot hold"),
+            std::string::npos)
+      << to_csv.output;
+  std::filesystem::remove(alt);
+  std::filesystem::remove(csv);
+}
+
 TEST(Cli, convert_writes_chrome_trace_json) {
   const std::string out = temp_path("perfetto.json");
   ASSERT_EQ(run(std::string("convert ") + ALLOCLAB_TRACES_DIR + "/cnn-inference.alt " + out).status,

@@ -304,10 +304,13 @@ class Replayer {
     std::vector<std::uint32_t> order;
     for (const auto& in_segment : ids)
       order.insert(order.end(), in_segment.begin(), in_segment.end());
+    std::uint64_t state_bytes = 0;
+    for (const HeldSegment& seg : segments) state_bytes += seg.size;
+    for (const std::uint32_t id : order) state_bytes += trace_.alloc_size[id];
     std::vector<Block> blocks;
     if (lane.strategy->adopts_segments()) {
       std::optional<std::vector<Block>> adopted = lane.strategy->adopt(segments);
-      if (!adopted) start_does_not_fit(lane);
+      if (!adopted) start_does_not_fit(lane, state_bytes);
       blocks = std::move(*adopted);
     } else {
       // In allocation id order, as the recording lists them.
@@ -315,7 +318,7 @@ class Replayer {
       for (const std::uint32_t id : order) {
         const std::optional<Block> block =
             lane.strategy->allocate(trace_.alloc_size[id], trace_.stream_of(id));
-        if (!block) start_does_not_fit(lane);
+        if (!block) start_does_not_fit(lane, state_bytes);
         blocks.push_back(*block);
       }
     }
@@ -332,14 +335,20 @@ class Replayer {
     lane.tally.peak_reserved = lane.counting->reserved_bytes();
   }
 
-  [[noreturn]] void start_does_not_fit(const Lane& lane) const {
-    throw std::invalid_argument(
-        "the trace starts from a recorded allocator state (" + device_name(lane.tally.device) +
-        ": " + std::to_string(lane.tally.live) + " bytes live so far) that " + result_.strategy +
-        " cannot hold" +
-        (options_.memory_limit ? " under --memory-limit " + std::to_string(*options_.memory_limit)
-                               : std::string()) +
-        ": the limit is below what the program held when the history begins");
+  // `state_bytes`: the recorded segments' bytes plus the live blocks' requested bytes of the
+  // lane, what the message can say the state amounts to.
+  [[noreturn]] void start_does_not_fit(const Lane& lane, std::uint64_t state_bytes) const {
+    const std::string what = "the trace starts from a recorded allocator state on " +
+                             device_name(lane.tally.device) + " (segments and live blocks of " +
+                             std::to_string(state_bytes) + " bytes) that " + result_.strategy +
+                             " cannot hold";
+    if (options_.memory_limit)
+      throw std::invalid_argument(what + " under --memory-limit " +
+                                  std::to_string(*options_.memory_limit) +
+                                  ": the program held more than that when the history begins");
+    throw std::invalid_argument(what +
+                                ": its own limit (per_process_memory_fraction) is below "
+                                "what the program held when the history begins");
   }
 
   // The recorded allocator's upstream calls (docs/strategies.md, "Fidelity"): followed lane by

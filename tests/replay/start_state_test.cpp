@@ -222,6 +222,14 @@ TEST(StartState, a_limit_below_the_recorded_state_is_refused_with_a_clear_messag
         << e.what();
     EXPECT_NE(std::string(e.what()).find("--memory-limit 2097152"), std::string::npos) << e.what();
   }
+  try {
+    replay(resolved, "pytorch:per_process_memory_fraction=0.5,device_memory=4MiB");
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("its own limit (per_process_memory_fraction)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(StartState, the_model_lays_out_adopted_segments_as_recorded) {

@@ -58,6 +58,9 @@ using interchange_detail::HistoryStep;
 struct DeviceEvents {
   std::vector<HistoryStep> events;
   std::vector<std::string> labels;
+  // Frees of blocks or segments the history never allocated: with no dumped segments, the only
+  // source of a start state.
+  std::uint64_t orphan_frees = 0;
 };
 
 struct DeviceStats {
@@ -343,10 +346,14 @@ void add_start_state(const PlainTree& tree, Id root, const std::string& name, bo
       segments ? interchange_detail::read_dumped_segments(tree, *segments, name, devices.size())
                : std::vector<interchange_detail::DumpedDevice>(devices.size());
   StartState state;
-  for (std::size_t d = 0; d < devices.size(); ++d)
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    // Walking back from nothing through a history that frees only what it allocated leaves
+    // nothing: most snapshots of a whole run skip the walk.
+    if (dumped[d].segments.empty() && devices[d].orphan_frees == 0) continue;
     interchange_detail::walk_back(static_cast<DeviceId>(d), dumped[d], devices[d].events,
                                   segments && !cut,
                                   name + ": device_traces[" + std::to_string(d) + "]", state);
+  }
   interchange_detail::check_blocks_in_segments(state, name);
   if (state.empty()) return;
   check_start_state(state, name);
@@ -415,6 +422,7 @@ Trace snapshot_to_trace(const PlainTree& tree, Id root, const std::string& name,
                        "] again (the same list): a snapshot has one history per device");
     DeviceReader reader(tree, name, d, stacks);
     devices.push_back(reader.read(entries, summary));
+    devices.back().orphan_frees = reader.stats().orphan_frees;
     missing_time += reader.missing_time();
     const DeviceStats& stats = reader.stats();
     cut_entries += stats.cut_entries;

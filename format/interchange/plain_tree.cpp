@@ -170,6 +170,21 @@ std::optional<PlainTree::Id> PlainTree::find(Id dict, std::string_view key) cons
   return found;
 }
 
+std::optional<PlainTree::Id> PlainTree::text_node(std::string_view value) const {
+  const auto it = text_nodes_[0].find(value);
+  if (it == text_nodes_[0].end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<PlainTree::Id> PlainTree::find_key(Id dict, std::optional<Id> key) const {
+  if (!key) return std::nullopt;
+  const std::span<const Id> all = items(dict);
+  std::optional<Id> found;
+  for (std::size_t i = 0; i + 1 < all.size(); i += 2)
+    if (all[i] == *key) found = all[i + 1];
+  return found;
+}
+
 bool PlainTree::to_json(Id id, std::size_t depth, std::size_t& budget, nlohmann::json& out) const {
   if (budget == 0 || depth == 0) return false;
   --budget;

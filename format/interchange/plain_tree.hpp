@@ -83,6 +83,11 @@ class PlainTree {
   // The value of the last item of a dict whose key is this text, as Python and JSON parsers keep
   // the last of repeated keys.
   std::optional<Id> find(Id dict, std::string_view key) const;
+  // The node of the text `value`, if the tree holds that text: a text is stored once, so a key
+  // known by its node is found by comparing ids (find_key), not characters.
+  std::optional<Id> text_node(std::string_view value) const;
+  // find() of the key whose text node is `key` (from text_node); nullopt for no key.
+  std::optional<Id> find_key(Id dict, std::optional<Id> key) const;
 
   // The value as JSON, for metadata: tuples become arrays, bytes text (invalid UTF-8 replaced),
   // keys that are not text their JSON text, NaN and infinities null. Nothing deeper than

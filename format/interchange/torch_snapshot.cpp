@@ -163,6 +163,15 @@ class DeviceReader {
                StackTable& stacks)
       : tree_(tree), name_(name), device_(device), stacks_(stacks) {}
 
+  // An entry's key, found by its text node (PlainTree::find_key): an entry is a dozen keys, and
+  // a history millions of entries.
+  struct Key {
+    Key(const PlainTree& tree, const char* key_name)
+        : name(key_name), node(tree.text_node(key_name)) {}
+    const char* name;
+    std::optional<Id> node;
+  };
+
   DeviceEvents read(Id entries, json& summary) {
     DeviceEvents out;
     const std::span<const Id> items = tree_.items(entries);
@@ -189,9 +198,10 @@ class DeviceReader {
                      std::to_string(index_) + "]: " + what);
   }
 
-  std::optional<std::uint64_t> number(Id entry, const char* key, bool required,
+  std::optional<std::uint64_t> number(Id entry, const Key& k, bool required,
                                       bool allow_negative = false) const {
-    const auto value = tree_.find(entry, key);
+    const char* key = k.name;
+    const auto value = tree_.find_key(entry, k.node);
     if (!value) {
       if (required) fail(std::string("no '") + key + "'");
       return std::nullopt;
@@ -212,21 +222,21 @@ class DeviceReader {
     if (tree_.items(entry).size() > 2 * max_keys)
       fail("an entry of " + std::to_string(tree_.items(entry).size() / 2) +
            " keys, more than a trace entry holds (" + std::to_string(max_keys) + ")");
-    const auto action_id = tree_.find(entry, "action");
+    const auto action_id = tree_.find_key(entry, action_.node);
     if (!action_id || tree_.kind(*action_id) != Kind::text) fail("'action' missing or not text");
     const std::string_view action = tree_.text_of(*action_id);
 
     HistoryStep e;
-    e.stream = number(entry, "stream", false, true).value_or(0);
-    const auto time_us = number(entry, "time_us", false);
+    e.stream = number(entry, stream_, false, true).value_or(0);
+    const auto time_us = number(entry, time_us_, false);
     if (!time_us) ++missing_time_;
     if (time_us && *time_us > UINT64_MAX / 1000) fail("'time_us' too large");
     e.time_ns = time_us.value_or(0) * 1000;
 
     if (action == "alloc" || action == "free_completed" || action == "free_requested") {
       e.op = action == "alloc" ? Op::alloc : Op::free;
-      e.address = *number(entry, "addr", true);
-      e.size = *number(entry, "size", true);
+      e.address = *number(entry, addr_, true);
+      e.size = *number(entry, size_, true);
       if (e.op == Op::alloc) {
         live_.insert(e.address);
       } else if (action == "free_requested") {
@@ -243,8 +253,8 @@ class DeviceReader {
       e.op = action == "segment_alloc" || action == "segment_map" ? Op::alloc : Op::free;
       e.segment = true;
       e.mapping = action == "segment_map" || action == "segment_unmap";
-      e.address = *number(entry, "addr", true);
-      e.size = *number(entry, "size", true);
+      e.address = *number(entry, addr_, true);
+      e.size = *number(entry, size_, true);
       // Expandable segments unmap ranges that need not match a map: only whole segments count.
       if (action == "segment_alloc") segments_.insert(e.address);
       if (action == "segment_free" && !segments_.erase(e.address)) ++stats_.orphan_frees;
@@ -253,9 +263,9 @@ class DeviceReader {
     if (action == "snapshot" || action == "oom") {
       e.op = Op::mark;
       std::string label(action);
-      e.size = number(entry, "size", false).value_or(0);
+      e.size = number(entry, size_, false).value_or(0);
       if (action == "oom") {
-        const auto device_free = number(entry, "device_free", false);
+        const auto device_free = number(entry, device_free_, false);
         if (device_free) label += " device_free=" + std::to_string(*device_free);
         summary["ooms"].push_back({{"device", device_},
                                    {"time_us", time_us.value_or(0)},
@@ -273,7 +283,7 @@ class DeviceReader {
   }
 
   void add(Id entry, HistoryStep& e, DeviceEvents& out) {
-    if (const auto frames = tree_.find(entry, "frames")) {
+    if (const auto frames = tree_.find_key(entry, frames_.node)) {
       try {
         e.stack = stacks_.stack_of(*frames);
       } catch (const BadFrames& bad) {
@@ -292,6 +302,9 @@ class DeviceReader {
   std::uint64_t missing_time_ = 0;
   std::unordered_set<std::uint64_t> live_;
   std::unordered_set<std::uint64_t> segments_;
+  const Key action_{tree_, "action"}, addr_{tree_, "addr"}, size_{tree_, "size"},
+      stream_{tree_, "stream"}, time_us_{tree_, "time_us"}, device_free_{tree_, "device_free"},
+      frames_{tree_, "frames"};
 };
 
 std::optional<std::uint64_t> max_entries_of(const PlainTree& tree, Id settings) {

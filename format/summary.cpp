@@ -213,7 +213,7 @@ TraceSummary summarize(const EventTally& events, const ResolvedTrace& resolved,
     s.recorded_hit_rate = 1.0 - static_cast<double>(std::min(s.segment_allocs, s.allocations)) /
                                     static_cast<double>(s.allocations);
   if (const std::optional<StartState>& start = resolved.start_state) {
-    TraceSummary::StartStateSummary& t = s.start_state.emplace();
+    StartStateSummary& t = s.start_state.emplace();
     t.segments = start->segments.size();
     t.segment_bytes = start->segment_bytes();
     t.blocks = start->blocks.size();
@@ -311,7 +311,7 @@ nlohmann::json to_json(const TraceSummary& s, bool with_runs) {
        s.events ? static_cast<double>(s.memory_bytes) / static_cast<double>(s.events) : 0.0},
       {"warnings", s.warnings}};
   if (s.start_state) {
-    const TraceSummary::StartStateSummary& t = *s.start_state;
+    const StartStateSummary& t = *s.start_state;
     out["start_state"] = {{"segments", t.segments},
                           {"segment_bytes", t.segment_bytes},
                           {"blocks", t.blocks},

@@ -161,7 +161,7 @@ std::string summary_text(const TraceSummary& s, std::size_t anomalies_listed) {
                             100.0 * *s.recorded_hit_rate);
   }
   if (s.start_state) {
-    const TraceSummary::StartStateSummary& t = *s.start_state;
+    const StartStateSummary& t = *s.start_state;
     text += string_printf(
         "start state  %s segments (%s) held, %s blocks (%s) live before the first event%s\n",
         grouped(t.segments).c_str(), human_bytes(t.segment_bytes).c_str(),

@@ -42,6 +42,18 @@ struct DeviceSummary {
   std::uint64_t peak_live_time_ns = 0;
 };
 
+// The recorded allocator's state before the first event (ResolvedTrace::start_state).
+struct StartStateSummary {
+  std::uint64_t segments = 0;
+  std::uint64_t segment_bytes = 0;
+  std::uint64_t blocks = 0;
+  std::uint64_t block_bytes = 0;  // requested
+  // Blocks the history frees, whose size in their segment the snapshot does not give.
+  std::uint64_t blocks_without_capacity = 0;
+  std::uint64_t guessed_bytes = 0;
+  std::vector<std::string> gaps;
+};
+
 struct TraceSummary {
   std::string source;  // file name, if any
   std::uint64_t events = 0;
@@ -80,17 +92,6 @@ struct TraceSummary {
   // 1 - segment_allocs / allocations, when the trace carries the recorded allocator's own calls.
   std::optional<double> recorded_hit_rate;
 
-  // The recorded allocator's state before the first event (ResolvedTrace::start_state).
-  struct StartStateSummary {
-    std::uint64_t segments = 0;
-    std::uint64_t segment_bytes = 0;
-    std::uint64_t blocks = 0;
-    std::uint64_t block_bytes = 0;  // requested
-    // Blocks the history frees, whose size in their segment the snapshot does not give.
-    std::uint64_t blocks_without_capacity = 0;
-    std::uint64_t guessed_bytes = 0;
-    std::vector<std::string> gaps;
-  };
   std::optional<StartStateSummary> start_state;
 
   std::optional<std::uint64_t> file_bytes;  // for .alt input: size on disk

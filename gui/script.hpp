@@ -21,6 +21,8 @@
 //   screenshot PATH      write the next rendered frame as PNG
 //   expect-message TEXT  wait (up to 600 frames) until a side-panel message contains TEXT
 //   expect-missing NAME  fail if the widget NAME is on screen (e.g. `report:0`, `Cancel`)
+//   expect-text NAME TEXT  wait (up to 600 frames) until the text NAME shows (a view's line,
+//                        `tooltip`) contains TEXT
 #include <string>
 #include <vector>
 

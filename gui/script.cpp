@@ -86,8 +86,8 @@ std::vector<ScriptAction> parse_script(const std::string& text, const std::strin
       whole_number(action, 1, name);
     }
     if (action.verb == "view" && !parse_view(action.args[0]))
-      throw std::runtime_error(where + ": unknown view '" + action.args[0] +
-                               "' (overview, hit-rate, latency, memory, trace, sweep, diff)");
+      throw std::runtime_error(where + ": unknown view '" + action.args[0] + "' (" + view_names() +
+                               ")");
     actions.push_back(std::move(action));
   }
   return actions;
@@ -166,7 +166,7 @@ void ScriptPlayer::before_frame(App& app, ImGuiIO& io) {
       if (step_ == 5) io.AddInputCharactersUTF8(a.args[1].c_str());
       if (++step_ > 6) advance();
     } else if (a.verb == "wait") {
-      if (step_++ > 0 && !app.model.busy()) advance();
+      if (step_++ > 0 && !app.busy()) advance();
     } else if (a.verb == "frames") {
       if (step_++ >= std::stoi(a.args[0])) advance();
     } else if (a.verb == "mouse") {

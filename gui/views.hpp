@@ -43,6 +43,12 @@ Table memory_table(const ReportDoc& report);
 Table diff_table(const ReportDoc& a, const ReportDoc& b);
 Table sweep_table(const ReportDoc& report);
 Table runs_table(const nlohmann::json& trace_summary);
+// The Overview's line for a result with a first_failure: where, and PyTorch's message.
+std::string first_failure_line(const StrategyResult& result);
+// The Overview's line for a result with a fidelity section: segment allocs and frees reproduced
+// (counts; bytes of the model's calls and of the recorded ones) and where the model first parts
+// from the recording.
+std::string fidelity_summary(const StrategyResult& result);
 Table top_sizes_table(const nlohmann::json& trace_summary);
 
 // The swept parameter of a sweep report: the first spec key whose value differs between points,

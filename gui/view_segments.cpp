@@ -322,8 +322,10 @@ void side(SegmentsView& v, int i, const std::shared_ptr<const SegmentsState> sta
     ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 140, 100, 255));
     ImGui::TextWrapped("%s", v.error[i].c_str());
     ImGui::PopStyleColor();
+    track_text(prefix + "/error", v.error[i]);
   } else if (v.spec[i].empty()) {
-    empty_hint("Type a second setting to compare, or pick one of the report's.");
+    empty_hint(i == 0 ? "Type a pytorch or pytorch-conf spec."
+                      : "Type a second setting to compare, or pick one of the report's.");
   }
   if (!state || !v.error[i].empty()) {
     ImGui::PopID();

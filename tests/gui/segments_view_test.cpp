@@ -75,7 +75,11 @@ TEST(SegmentsView, a_second_setting_shows_its_own_pieces_beside_the_first) {
                "type segments:spec:1 pytorch-conf:roundup_power2_divisions:4\nwait\n"
                "expect-text chart:segments/0/segment:1 \"[handed out 100.00 KiB]\"\n"
                "expect-text chart:segments/1/segment:1 \"[handed out 112.00 KiB]\"\n"
-               "expect-text chart:segments/1/totals \"reserved 22.00 MiB\"\n");
+               "expect-text chart:segments/1/totals \"reserved 22.00 MiB\"\n"
+               // Only the pytorch model has segments.
+               "type segments:spec:1 best-fit\n"
+               "expect-text chart:segments/1/error \"not a pytorch or pytorch-conf spec\"\n"
+               "expect-missing chart:segments/1/segment:0\n");
   ALLOCLAB_SKIP_WITHOUT_RENDERING(r);
   EXPECT_EQ(r.status, 0) << r.output;
 }

@@ -45,6 +45,8 @@ class App {
   std::string add_spec(const std::string& spec);
   // Starts a replay of the current trace against the editor's specs (a message when it cannot).
   std::string run_replay();
+  // Background work is going on: loads and replays, and the segments view's replays.
+  bool busy() const { return model.busy() || segments_busy(state); }
 
   Model model;
   ViewState state;

@@ -402,8 +402,13 @@ void Chart::marker(double x, double y, ImU32 color) {
 
 void Chart::tooltip(const std::vector<std::string>& lines) {
   ImGui::BeginTooltip();
-  for (const auto& l : lines) ImGui::TextUnformatted(l.c_str());
+  std::string text;
+  for (const auto& l : lines) {
+    ImGui::TextUnformatted(l.c_str());
+    text += (text.empty() ? "" : "\n") + l;
+  }
   ImGui::EndTooltip();
+  track_text("tooltip", std::move(text));
 }
 
 bool Chart::zoom_pan(const Chart& chart, XRange& range, double full_lo, double full_hi) {

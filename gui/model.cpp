@@ -248,9 +248,13 @@ bool Model::poll_jobs() {
 }
 
 const TraceDoc* Model::trace() const {
-  if (const ReportDoc* r = report(); r && r->trace) return r->trace.get();
+  return shared_trace().get();
+}
+
+std::shared_ptr<const TraceDoc> Model::shared_trace() const {
+  if (const ReportDoc* r = report(); r && r->trace) return r->trace;
   if (current_trace >= 0 && current_trace < static_cast<int>(traces.size()))
-    return traces[static_cast<std::size_t>(current_trace)].get();
+    return traces[static_cast<std::size_t>(current_trace)];
   return nullptr;
 }
 

@@ -119,6 +119,7 @@ class Model {
                : nullptr;
   }
   const TraceDoc* trace() const;  // the current report's trace, else the current trace
+  std::shared_ptr<const TraceDoc> shared_trace() const;  // the same, shared
   // The trace summary JSON to show: the current trace's, else the current report's.
   const nlohmann::json* trace_summary() const;
 };

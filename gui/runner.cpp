@@ -33,9 +33,7 @@ void set_up(App& app, const RunOptions& o) {
       throw std::invalid_argument("strategy '" + spec + "': " + message);
   if (!o.view.empty()) {
     const auto view = parse_view(o.view);
-    if (!view)
-      throw std::invalid_argument("unknown view '" + o.view +
-                                  "' (overview, hit-rate, latency, memory, trace, sweep, diff)");
+    if (!view) throw std::invalid_argument("unknown view '" + o.view + "' (" + view_names() + ")");
     app.show_view(*view);
   }
   app.open_paths(o.files);
@@ -45,7 +43,7 @@ void set_up(App& app, const RunOptions& o) {
 struct AutoReplay {
   bool pending;
   void step(App& app) {
-    if (!pending || app.model.busy()) return;
+    if (!pending || app.busy()) return;
     pending = false;
     if (!app.model.traces.empty()) {
       app.model.current_trace = 0;
@@ -189,7 +187,7 @@ int run_headless(const RunOptions& o) {
     // Until every load and replay has finished and the script has run.
     for (int n = 0;; ++n) {
       auto_replay.step(app);
-      const bool busy = app.model.busy() || auto_replay.pending;
+      const bool busy = app.busy() || auto_replay.pending;
       if (!busy && (!script || script->finished()) && n >= 2) break;
       if (Clock::now() > deadline)
         throw std::runtime_error("gave up waiting for loads and replays after 10 minutes");
@@ -270,7 +268,7 @@ int run_window(const RunOptions& o) {
     bool screenshot_taken = o.screenshot.empty();
     for (int n = 0; !glfwWindowShouldClose(window) && !app.quit_requested; ++n) {
       auto_replay.step(app);
-      const bool busy = app.model.busy() || auto_replay.pending || (script && !script->finished());
+      const bool busy = app.busy() || auto_replay.pending || (script && !script->finished());
       if (busy || o.frames > 0)
         glfwPollEvents();
       else

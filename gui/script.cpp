@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -16,10 +17,10 @@ constexpr std::size_t kOneOrMore = static_cast<std::size_t>(-1);
 // verb -> number of arguments
 const std::map<std::string, std::size_t>& verbs() {
   static const std::map<std::string, std::size_t> v = {
-      {"open", 1},           {"drop", kOneOrMore}, {"view", 1},       {"click", 1},
-      {"type", 2},           {"wait", 0},          {"frames", 1},     {"mouse", 2},
-      {"mouse-on", 1},       {"wheel", 1},         {"export-csv", 1}, {"screenshot", 1},
-      {"expect-message", 1}, {"expect-missing", 1}};
+      {"open", 1},           {"drop", kOneOrMore},  {"view", 1},       {"click", 1},
+      {"type", 2},           {"wait", 0},           {"frames", 1},     {"mouse", 2},
+      {"mouse-on", 1},       {"wheel", 1},          {"export-csv", 1}, {"screenshot", 1},
+      {"expect-message", 1}, {"expect-missing", 1}, {"expect-text", 2}};
   return v;
 }
 
@@ -85,8 +86,8 @@ std::vector<ScriptAction> parse_script(const std::string& text, const std::strin
       whole_number(action, 1, name);
     }
     if (action.verb == "view" && !parse_view(action.args[0]))
-      throw std::runtime_error(where + ": unknown view '" + action.args[0] +
-                               "' (overview, hit-rate, latency, memory, trace, sweep, diff)");
+      throw std::runtime_error(where + ": unknown view '" + action.args[0] + "' (" + view_names() +
+                               ")");
     actions.push_back(std::move(action));
   }
   return actions;
@@ -165,7 +166,7 @@ void ScriptPlayer::before_frame(App& app, ImGuiIO& io) {
       if (step_ == 5) io.AddInputCharactersUTF8(a.args[1].c_str());
       if (++step_ > 6) advance();
     } else if (a.verb == "wait") {
-      if (step_++ > 0 && !app.model.busy()) advance();
+      if (step_++ > 0 && !app.busy()) advance();
     } else if (a.verb == "frames") {
       if (step_++ >= std::stoi(a.args[0])) advance();
     } else if (a.verb == "mouse") {
@@ -200,6 +201,16 @@ void ScriptPlayer::before_frame(App& app, ImGuiIO& io) {
         std::string shown;
         for (const std::string& m : app.model.messages) shown += (shown.empty() ? "" : "; ") + m;
         fail(a, "no message contains '" + a.args[0] + "' (messages: " + shown + ")");
+      }
+    } else if (a.verb == "expect-text") {
+      // What is on screen may come a few frames late (a background replay): wait for it.
+      const std::optional<std::string> text = find_text(a.args[0]);
+      if (text && text->find(a.args[1]) != std::string::npos) {
+        advance();
+      } else if (++wait_frames_ > 600) {
+        fail(a, text ? "'" + a.args[0] + "' shows '" + *text + "', which lacks '" + a.args[1] + "'"
+                     : "nothing named '" + a.args[0] +
+                           "' shows a text (texts: " + registered_text_names() + ")");
       }
     } else if (a.verb == "expect-missing") {
       if (find_item(a.args[0]))

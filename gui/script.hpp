@@ -7,7 +7,8 @@
 //   open PATH            open a trace or report (directly; File > Open is `click menu:File`,
 //                        `click "File > Open..."`, `type path PATH`, `click Open`)
 //   drop PATH...         drop one or more files on the window (what the GLFW drop callback does)
-//   view NAME            select a view: overview, hit-rate, latency, memory, trace, sweep, diff
+//   view NAME            select a view: overview, hit-rate, latency, memory, segments, trace,
+//                        sweep, diff
 //   click NAME           click the widget named NAME (a button label, "tab:memory", "spec", ...)
 //   type NAME TEXT       click the text field NAME, then type TEXT into it
 //   wait                 wait until every background job (load, replay) has finished
@@ -21,6 +22,8 @@
 //   screenshot PATH      write the next rendered frame as PNG
 //   expect-message TEXT  wait (up to 600 frames) until a side-panel message contains TEXT
 //   expect-missing NAME  fail if the widget NAME is on screen (e.g. `report:0`, `Cancel`)
+//   expect-text NAME TEXT  wait (up to 600 frames) until the text NAME shows (a view's line,
+//                        `tooltip`) contains TEXT
 #include <string>
 #include <vector>
 

@@ -27,6 +27,14 @@ std::optional<ItemRect> find_item(const std::string& name);
 // Names registered in the frame drawn last (for error messages).
 std::string registered_names();
 
+// Records the text `name` shows in this frame (a line of a view, the tooltip), so that a script
+// can check what is on screen (`expect-text`). Chart::tooltip records its lines as "tooltip".
+void track_text(const std::string& name, std::string text);
+// The text `name` showed in the frame drawn last.
+std::optional<std::string> find_text(const std::string& name);
+// Names with a text in the frame drawn last (for error messages).
+std::string registered_text_names();
+
 // ImGui::Button / InputText etc. that register themselves.
 bool named_button(const char* label, ImVec2 size = ImVec2(0, 0));
 

@@ -2,6 +2,9 @@
 #include <algorithm>
 
 #include "alloclab/format/units.hpp"
+#include "alloclab/replay/first_failure.hpp"
+#include "alloclab/replay/report_table.hpp"
+#include "ui_registry.hpp"
 #include "views.hpp"
 
 namespace alloclab::gui {
@@ -57,6 +60,95 @@ Table overview_table(const ReportDoc& report) {
   return t;
 }
 
+std::string first_failure_line(const StrategyResult& r) {
+  const FirstFailure& f = *r.first_failure;
+  std::string where = r.strategy + " fails first at ";
+  where += f.event_index ? "event " + grouped(*f.event_index) : "operation " + grouped(f.op_index);
+  return where + ", +" + human_duration(f.since_start_ns) + ", a request of " +
+         human_bytes(f.requested_bytes) + ": " + out_of_memory_message(f);
+}
+
+std::string fidelity_summary(const StrategyResult& r) {
+  const Fidelity& f = *r.fidelity;
+  std::string text =
+      r.strategy + ": segment allocs reproduced " + grouped(f.matched_allocs) + " of " +
+      grouped(f.recorded_allocs) + " (model " + human_bytes(f.model_alloc_bytes) + ", recorded " +
+      human_bytes(f.recorded_alloc_bytes) + "), frees " + grouped(f.matched_frees) + " of " +
+      grouped(f.recorded_frees) + " (model " + human_bytes(f.model_free_bytes) + ", recorded " +
+      human_bytes(f.recorded_free_bytes) + "); ";
+  if (f.all_matched()) return text + "every recorded call reproduced";
+  const FidelityDivergence& d = *f.first_divergence;
+  return text + "first divergence at " +
+         (d.event ? "event " + grouped(*d.event) : "operation " + grouped(d.op)) + ": " + d.what;
+}
+
+namespace {
+
+// The last item's rectangle as far as it is on screen: a line longer than the view is clicked
+// where it shows.
+void track_visible(const std::string& name) {
+  const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  track_rect(name, min, ImVec2(std::max(min.x + 1, std::min(max.x, right)), max.y));
+}
+
+// Under the header: per result, its first failed request (one line, wrapped open to the device's
+// state and PyTorch's whole message) and how far its segment calls follow the recorded ones.
+void outcomes(const ReportDoc& report) {
+  std::size_t lines = 0;
+  for (const StrategyResult& r : report.results)
+    lines += (r.first_failure ? 1 : 0) + (r.fidelity ? 1 : 0);
+  if (lines == 0) return;
+  // As tall as its lines were in the last frame (opened ones included), up to 40% of the view.
+  ImGuiStorage* storage = ImGui::GetStateStorage();
+  const ImGuiID height_id = ImGui::GetID("outcomes-height");
+  const float line_h = ImGui::GetTextLineHeightWithSpacing();
+  const float wanted = storage->GetFloat(height_id, line_h * static_cast<float>(lines)) +
+                       ImGui::GetStyle().ScrollbarSize + 4;
+  const float h = std::min(wanted, ImGui::GetContentRegionAvail().y * 0.4f);
+  ImGui::BeginChild("outcomes", ImVec2(0, h), false, ImGuiWindowFlags_HorizontalScrollbar);
+  for (std::size_t i = 0; i < report.results.size(); ++i) {
+    const StrategyResult& r = report.results[i];
+    ImGui::PushID(static_cast<int>(i));
+    if (r.first_failure) {
+      const std::string line = first_failure_line(r);
+      ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 150, 130, 255));
+      const bool open = ImGui::TreeNode("failure", "%s", line.c_str());
+      ImGui::PopStyleColor();
+      track_visible("overview/first-failure:" + std::to_string(i));
+      track_text("overview/first-failure:" + std::to_string(i), line);
+      if (open) {
+        ImGui::PushTextWrapPos(0);
+        const std::string details = first_failure_text(r);
+        ImGui::TextUnformatted(details.c_str());
+        track_text("overview/first-failure:" + std::to_string(i) + "/details", details);
+        if (r.stopped_at_first_failure)
+          ImGui::TextDisabled("the replay stopped there, as the program would have");
+        ImGui::PopTextWrapPos();
+        ImGui::TreePop();
+      }
+    }
+    if (r.fidelity) {
+      const std::string line = fidelity_summary(r);
+      const bool open = ImGui::TreeNode("fidelity", "%s", line.c_str());
+      track_visible("overview/fidelity:" + std::to_string(i));
+      track_text("overview/fidelity:" + std::to_string(i), line);
+      if (open) {
+        ImGui::PushTextWrapPos(0);
+        ImGui::TextUnformatted(fidelity_line(*r.fidelity).c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::TreePop();
+      }
+    }
+    ImGui::PopID();
+  }
+  const float content_h = ImGui::GetCursorPosY();
+  ImGui::EndChild();
+  storage->SetFloat(height_id, content_h);
+}
+
+}  // namespace
+
 void empty_hint(const char* text) {
   ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(150, 150, 150, 255));
   ImGui::TextWrapped("%s", text);
@@ -81,6 +173,7 @@ void draw_overview(const Model& model, ViewState& state) {
         grouped(t.value("allocations", 0ull)).c_str(),
         format_value(static_cast<double>(t.value("peak_live_bytes", 0ull)), Unit::bytes).c_str());
   }
+  outcomes(*report);
   state.table = overview_table(*report);
   empty_hint("Click a header to sort; the best value of each column is highlighted green.");
   draw_table("strategies", state.table);

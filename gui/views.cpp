@@ -12,6 +12,8 @@ const char* view_name(View view) {
       return "latency";
     case View::memory:
       return "memory";
+    case View::segments:
+      return "segments";
     case View::trace:
       return "trace";
     case View::sweep:
@@ -32,6 +34,8 @@ const char* view_title(View view) {
       return "Latency";
     case View::memory:
       return "Memory over time";
+    case View::segments:
+      return "Segments";
     case View::trace:
       return "Trace";
     case View::sweep:
@@ -40,6 +44,12 @@ const char* view_title(View view) {
       return "Diff";
   }
   return "Overview";
+}
+
+std::string view_names() {
+  std::string names;
+  for (View v : all_views) names += (names.empty() ? "" : ", ") + std::string(view_name(v));
+  return names;
 }
 
 std::optional<View> parse_view(std::string_view name) {

@@ -1,6 +1,7 @@
 #pragma once
 // The views: each is a function of (model, view state) that draws one tab and leaves the table
 // it shows (if any) in the state, for CSV export.
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,16 +12,20 @@
 
 namespace alloclab::gui {
 
-enum class View { overview, hit_rate, latency, memory, trace, sweep, diff };
+enum class View { overview, hit_rate, latency, memory, segments, trace, sweep, diff };
 inline constexpr View all_views[] = {View::overview, View::hit_rate, View::latency, View::memory,
-                                     View::trace,    View::sweep,    View::diff};
+                                     View::segments, View::trace,    View::sweep,   View::diff};
 
-// "overview", "hit-rate", "latency", "memory", "trace", "sweep", "diff".
+// "overview", "hit-rate", "latency", "memory", "segments", "trace", "sweep", "diff".
 const char* view_name(View view);
 // Accepts view_name's names (and "hitrate", "hit_rate").
 std::optional<View> parse_view(std::string_view name);
 // The tab title ("Overview", "Hit rate", ...).
 const char* view_title(View view);
+// The names, for messages: "overview, hit-rate, ..., diff".
+std::string view_names();
+
+struct SegmentsView;  // view_segments.cpp: the segments view's settings and background replays
 
 struct ViewState {
   View view = View::overview;
@@ -29,6 +34,7 @@ struct ViewState {
   const void* memory_of = nullptr;  // the report/trace memory_x belongs to
   int latency_metric = 0;           // index into the latency names
   std::string diff_strategy;
+  std::shared_ptr<SegmentsView> segments;  // made when the view is first drawn
 };
 
 // Pure table builders (tested without a window).
@@ -37,6 +43,12 @@ Table memory_table(const ReportDoc& report);
 Table diff_table(const ReportDoc& a, const ReportDoc& b);
 Table sweep_table(const ReportDoc& report);
 Table runs_table(const nlohmann::json& trace_summary);
+// The Overview's line for a result with a first_failure: where, and PyTorch's message.
+std::string first_failure_line(const StrategyResult& result);
+// The Overview's line for a result with a fidelity section: segment allocs and frees reproduced
+// (counts; bytes of the model's calls and of the recorded ones) and where the model first parts
+// from the recording.
+std::string fidelity_summary(const StrategyResult& result);
 Table top_sizes_table(const nlohmann::json& trace_summary);
 
 // The swept parameter of a sweep report: the first spec key whose value differs between points,
@@ -57,6 +69,10 @@ void draw_memory(const Model& model, ViewState& state);
 void draw_trace(const Model& model, ViewState& state);
 void draw_sweep(const Model& model, ViewState& state);
 void draw_diff(Model& model, ViewState& state);
+void draw_segments(const Model& model, ViewState& state);
+// True while the segments view's replays work toward what it shows (scripts' `wait`, and
+// headless screenshots, wait for them).
+bool segments_busy(const ViewState& state);
 
 // A line of grey text for an empty view.
 void empty_hint(const char* text);

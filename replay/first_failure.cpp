@@ -20,7 +20,9 @@ std::string percent(double fraction) {
   return string_printf("%.2f%%", 100.0 * fraction);
 }
 
-std::string block_text(const StrategyResult& r) {
+}  // namespace
+
+std::string first_failure_text(const StrategyResult& r) {
   const FirstFailure& f = *r.first_failure;
   std::string text = "first failure of " + r.strategy + ": a request of " +
                      human_bytes(f.requested_bytes) + " on " + device_name(f.device) + ", stream " +
@@ -37,8 +39,6 @@ std::string block_text(const StrategyResult& r) {
           "GMLake's " + percent(f.gmlake_fragmentation()) + " (1 - peak handed out/peak reserved)";
   return text + "\n  " + out_of_memory_message(f) + "\n";
 }
-
-}  // namespace
 
 std::string pytorch_format_size(std::uint64_t bytes) {
   constexpr std::uint64_t kKiB = 1024, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
@@ -116,7 +116,7 @@ std::string first_failures_text(const std::vector<StrategyResult>& results) {
   bool stopped = false;
   for (const StrategyResult& r : results) {
     if (!r.first_failure) continue;
-    text += block_text(r);
+    text += first_failure_text(r);
     stopped = stopped || r.stopped_at_first_failure;
   }
   if (stopped)

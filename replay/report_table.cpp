@@ -147,31 +147,32 @@ std::string fidelity_text(const std::vector<StrategyResult>& results) {
     if (r.fidelity) width = std::max(width, r.strategy.size());
   for (const StrategyResult& r : results) {
     if (!r.fidelity) continue;
-    const Fidelity& f = *r.fidelity;
-    text += "  " + r.strategy + std::string(width - r.strategy.size(), ' ') + "  ";
-    const std::string counts =
-        string_printf("%s/%s allocs and %s/%s frees matched", grouped(f.matched_allocs).c_str(),
-                      grouped(f.recorded_allocs).c_str(), grouped(f.matched_frees).c_str(),
-                      grouped(f.recorded_frees).c_str());
-    if (f.all_matched()) {
-      text += "every call matched (" + counts + ")\n";
-      continue;
-    }
-    const FidelityDivergence& d = *f.first_divergence;
-    text += counts + string_printf(" (the model made %s, %s); first apart at op %s",
-                                   counted(f.model_allocs, "alloc").c_str(),
-                                   counted(f.model_frees, "free").c_str(), grouped(d.op).c_str());
-    if (d.event) text += " (event " + grouped(*d.event) + ")";
-    text += string_printf(", %.6f s, ", static_cast<double>(d.time_ns) / 1e9);
-    text += d.at == "alloc" ? "alloc of " + human_bytes(d.request_size) : d.at;
-    // A CUDA stream is a pointer: shown as one where it is not a small number.
-    const std::string stream =
-        d.stream < 65536 ? std::to_string(d.stream)
-                         : string_printf("0x%llx", static_cast<unsigned long long>(d.stream));
-    text += string_printf(" on %s stream %s: %s\n", device_name(d.device).c_str(), stream.c_str(),
-                          d.what.c_str());
+    text += "  " + r.strategy + std::string(width - r.strategy.size(), ' ') + "  " +
+            fidelity_line(*r.fidelity) + "\n";
   }
   return text;
+}
+
+std::string fidelity_line(const Fidelity& f) {
+  const std::string counts =
+      string_printf("%s/%s allocs and %s/%s frees matched", grouped(f.matched_allocs).c_str(),
+                    grouped(f.recorded_allocs).c_str(), grouped(f.matched_frees).c_str(),
+                    grouped(f.recorded_frees).c_str());
+  if (f.all_matched()) return "every call matched (" + counts + ")";
+  const FidelityDivergence& d = *f.first_divergence;
+  std::string text =
+      counts + string_printf(" (the model made %s, %s); first apart at op %s",
+                             counted(f.model_allocs, "alloc").c_str(),
+                             counted(f.model_frees, "free").c_str(), grouped(d.op).c_str());
+  if (d.event) text += " (event " + grouped(*d.event) + ")";
+  text += string_printf(", %.6f s, ", static_cast<double>(d.time_ns) / 1e9);
+  text += d.at == "alloc" ? "alloc of " + human_bytes(d.request_size) : d.at;
+  // A CUDA stream is a pointer: shown as one where it is not a small number.
+  const std::string stream =
+      d.stream < 65536 ? std::to_string(d.stream)
+                       : string_printf("0x%llx", static_cast<unsigned long long>(d.stream));
+  return text + string_printf(" on %s stream %s: %s", device_name(d.device).c_str(), stream.c_str(),
+                              d.what.c_str());
 }
 
 std::string replay_notes_text(const TraceSummary& summary) {

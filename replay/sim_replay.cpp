@@ -13,6 +13,7 @@
 #include "alloclab/format/address_map.hpp"
 #include "alloclab/replay/cost_model.hpp"
 #include "alloclab/replay/parallel.hpp"
+#include "alloclab/replay/replay_cursor.hpp"
 #include "alloclab/replay/timing.hpp"
 #include "alloclab/strategies/registry.hpp"
 #include "alloclab/strategies/upstream/counting.hpp"
@@ -125,6 +126,20 @@ class Replayer {
     if (trace.start_state) start_from_recorded_state();
     if (!trace.segment_calls.empty()) follow_segments(lane_of_device);
   }
+
+  // Stepping, for ReplayCursor: replays the operations from position() up to `to` (exclusive),
+  // or up to the first failure when options.stop_at_first_failure says the program ends there.
+  void advance_to(std::size_t to) {
+    to = std::min(to, trace_.ops.size());
+    while (position_ < to && !result_.stopped_at_first_failure) step(position_++);
+  }
+  std::size_t position() const { return position_; }
+  std::size_t lane_count() const { return lanes_.size(); }
+  DeviceId lane_device(std::size_t lane) const { return lanes_[lane]->tally.device; }
+  const Strategy& lane_strategy(std::size_t lane) const { return *lanes_[lane]->strategy; }
+  std::uint64_t live_bytes() const { return live_; }
+  std::uint64_t reserved_bytes() const { return reserved_; }
+  const std::optional<FirstFailure>& first_failure() const { return result_.first_failure; }
 
   ReplayOutcome run() {
     const auto start = std::chrono::steady_clock::now();
@@ -558,6 +573,7 @@ class Replayer {
   // once.
   AddressMap<Block> blocks_;
   std::uint64_t live_ = 0, reserved_ = 0, peak_live_ = 0, peak_reserved_ = 0;
+  std::size_t position_ = 0;  // operations replayed by advance_to
   bool in_run_ = false;
   RunMetrics run_;
   Totals run_start_;
@@ -567,6 +583,54 @@ class Replayer {
 };
 
 }  // namespace
+
+struct ReplayCursor::Impl {
+  Impl(const ResolvedTrace& trace, std::string_view spec, ReplayOptions o)
+      : options(std::move(o)), replayer(trace, spec, options) {}
+  ReplayOptions options;  // before the replayer, which keeps a reference to it
+  Replayer replayer;
+};
+
+namespace {
+
+ReplayOptions cursor_options(ReplayOptions options) {
+  if (options.upstream != "sim")
+    throw std::invalid_argument("a replay cursor steps simulated replays only (upstream 'sim')");
+  options.max_series_points = 1;  // a cursor reports states, not a series
+  options.progress = nullptr;
+  options.cancel = nullptr;
+  return options;
+}
+
+}  // namespace
+
+ReplayCursor::ReplayCursor(const ResolvedTrace& trace, std::string_view spec, ReplayOptions options)
+    : impl_(std::make_unique<Impl>(trace, spec, cursor_options(std::move(options)))) {}
+ReplayCursor::~ReplayCursor() = default;
+std::uint64_t ReplayCursor::position() const {
+  return impl_->replayer.position();
+}
+void ReplayCursor::advance_to(std::uint64_t op) {
+  impl_->replayer.advance_to(static_cast<std::size_t>(op));
+}
+std::size_t ReplayCursor::lane_count() const {
+  return impl_->replayer.lane_count();
+}
+DeviceId ReplayCursor::lane_device(std::size_t lane) const {
+  return impl_->replayer.lane_device(lane);
+}
+const Strategy& ReplayCursor::lane_strategy(std::size_t lane) const {
+  return impl_->replayer.lane_strategy(lane);
+}
+std::uint64_t ReplayCursor::live_bytes() const {
+  return impl_->replayer.live_bytes();
+}
+std::uint64_t ReplayCursor::reserved_bytes() const {
+  return impl_->replayer.reserved_bytes();
+}
+const std::optional<FirstFailure>& ReplayCursor::first_failure() const {
+  return impl_->replayer.first_failure();
+}
 
 ReplayOutcome replay_trace(const ResolvedTrace& trace, std::string_view spec,
                            const ReplayOptions& options) {

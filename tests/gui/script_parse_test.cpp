@@ -44,6 +44,17 @@ TEST(ScriptParse, drop_takes_one_or_more_files_and_expectations_take_one_argumen
             "s.txt:1: 'expect-missing' takes 1 argument(s), got 2");
 }
 
+TEST(ScriptParse, expect_text_takes_a_name_and_the_text_to_find) {
+  const auto actions = parse_script(
+      "view memory\nexpect-text chart:segments/0/totals \"reserved 22.00 MiB\"\n", "s.txt");
+  ASSERT_EQ(actions.size(), 2u);
+  EXPECT_EQ(actions[1].verb, "expect-text");
+  EXPECT_EQ(actions[1].args,
+            (std::vector<std::string>{"chart:segments/0/totals", "reserved 22.00 MiB"}));
+  EXPECT_EQ(parse_error("expect-text tooltip\n"),
+            "s.txt:1: 'expect-text' takes 2 argument(s), got 1");
+}
+
 TEST(ScriptParse, errors_name_the_file_and_line) {
   EXPECT_EQ(parse_error("open a\nclik Run\n").rfind("s.txt:2: unknown action 'clik'", 0), 0u);
   EXPECT_EQ(parse_error("click\n"), "s.txt:1: 'click' takes 1 argument(s), got 0");

@@ -67,6 +67,21 @@ TEST(ScriptedSession, a_script_that_clicks_a_missing_widget_fails_naming_the_lin
       << r.output;
 }
 
+TEST(ScriptedSession, expect_text_reads_the_tooltip_and_fails_naming_what_it_shows) {
+  const auto dir = scratch_dir("expect-text");
+  const std::string script = (dir / "s.txt").string();
+  // The memory chart's tooltip names the time first, then the live bytes.
+  std::ofstream(script) << "open " << traces_dir() << "/tiny.csv\nwait\nview memory\n"
+                        << "mouse-on chart:memory\nframes 2\n"
+                        << "expect-text tooltip \"live: \"\n"
+                        << "expect-text tooltip \"no such line\"\n";
+  const CliResult r = run_headless("--size 800x600 --script " + script);
+  ALLOCLAB_SKIP_WITHOUT_RENDERING(r);
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("s.txt:7: 'tooltip' shows 't = "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("which lacks 'no such line'"), std::string::npos) << r.output;
+}
+
 TEST(ScriptedSession, an_invalid_spec_typed_in_the_editor_is_not_added) {
   const auto dir = scratch_dir("bad-spec");
   const std::string script = (dir / "s.txt").string();

@@ -30,6 +30,10 @@ nlohmann::json first_failure_json(const FirstFailure& failure);
 // Throws InputError naming `where` and the key that is missing or wrong.
 FirstFailure first_failure_from_json(const nlohmann::json& j, const std::string& where);
 
+// The block of first_failures_text for one result (which must have a first_failure): the request,
+// the device's state, PyTorch's message; lines ending in '\n'.
+std::string first_failure_text(const StrategyResult& result);
+
 // For the terminal, under the comparison table: a block per strategy with a failed request (the
 // request, the device's state, PyTorch's message), and a line saying that the replays stopped
 // at their first failure when they did. Empty when no request failed.

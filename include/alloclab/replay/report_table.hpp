@@ -25,6 +25,10 @@ std::string results_table_text(const std::vector<StrategyResult>& results);
 // allocator asked of its upstream, and one line per strategy with a `fidelity` section: how
 // many of those calls it made alike and where it first parted from them. Empty otherwise.
 std::string fidelity_text(const std::vector<StrategyResult>& results);
+// One strategy's line of fidelity_text, without its name: "3/5 allocs and 1/1 frees matched
+// (the model made ...); first apart at op N (event E), T s, WHAT on DEVICE stream S: DETAIL",
+// or "every call matched (...)". No newline.
+std::string fidelity_line(const Fidelity& fidelity);
 
 // What a replay's numbers rest on, printed before its table (replay, sweep, advise): a trace
 // without run markers is one run; a trace with anomalies was repaired to be replayed (a free of

@@ -278,11 +278,11 @@ TEST(Cli, replay_takes_a_pytorch_alloc_conf_as_pasted_and_refuses_what_is_not_mo
   }
   EXPECT_EQ(doc["results"][0], doc["results"][1]);
   EXPECT_GT(doc["results"][0]["hits"].get<std::uint64_t>(), 0u);
-  const Result refused = run("replay " + trace + " -s 'pytorch-conf:\"expandable_segments:True\"'");
+  const Result refused = run("replay " + trace + " -s 'pytorch-conf:\"backend:cudaMallocAsync\"'");
   EXPECT_EQ(refused.status, 2);
   EXPECT_EQ(refused.output,
-            "alloclab: error: pytorch-conf: 'expandable_segments:True' is not modelled (the model "
-            "has fixed-size segments only)\n");
+            "alloclab: error: pytorch-conf: 'backend:cudaMallocAsync' is not modelled (the model "
+            "is the native caching allocator)\n");
 }
 
 // A program dies at its first out-of-memory error: a replay stops there and says where, unless

@@ -264,6 +264,31 @@ TEST(PyTorchExpandable, a_failed_mapping_releases_the_cache_and_retries) {
   EXPECT_EQ(up.live_bytes, 20 * MiB);
 }
 
+TEST(PyTorchExpandable, an_oversize_piece_is_unmapped_not_released_and_its_gap_reused_first) {
+  PageUpstream up(100 * MiB);
+  PyTorchOptions o = expandable();
+  o.max_split_size = 40 * MiB;
+  PyTorchCachingStrategy s(up, o);
+  const Block a = take(s, 60 * MiB);  // pages 0-2, [0, 60)
+  take(s, 30 * MiB);                  // pages 3-4: [60, 90) live, [90, 100) cached; 100 MiB held
+  s.deallocate(a);                    // [0, 60) cached: oversize (>= 40 MiB)
+  // 35 MiB (< max_split_size) may not take the oversize piece. The place after [90, 100) needs
+  // two more pages: the upstream fails. Rule 5.1 passes over the oversize piece (a piece of an
+  // expandable segment is never a whole segment); rule 5.2 unmaps its three pages (one
+  // eviction); the retry finds the lowest place, the unmapped [0, 60), and maps two pages.
+  EXPECT_EQ(take(s, 35 * MiB), (Block{kBase, 35 * MiB}));
+  EXPECT_EQ(s.counters().at("num_alloc_retries"), 1u);
+  EXPECT_EQ(s.stats().evictions, 1u);
+  EXPECT_EQ(s.reserved_bytes(), 80 * MiB);
+  EXPECT_EQ(up.live_bytes, 80 * MiB);
+  EXPECT_EQ(s.segments()[0].blocks,
+            (std::vector<PyTorchBlockInfo>{
+                live_piece(kBase, 35 * MiB), free_piece(kBase + 35 * MiB, 5 * MiB),
+                unmapped(kBase + 40 * MiB, kBase + 60 * MiB),
+                live_piece(kBase + 60 * MiB, 30 * MiB), free_piece(kBase + 90 * MiB, 10 * MiB),
+                unmapped(kBase + 100 * MiB, kBase + kLargeRange)}));
+}
+
 TEST(PyTorchExpandable, the_memory_fraction_is_checked_against_the_segment_size) {
   PyTorchOptions o = expandable();
   o.per_process_memory_fraction = alloclab::Ratio{1, 2};

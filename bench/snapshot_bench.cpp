@@ -123,6 +123,7 @@ const char* const specs[] = {
     "pytorch:roundup_power2_divisions=4",
     "pytorch-conf:\"garbage_collection_threshold:0.6\",per_process_memory_fraction=0.9,"
     "device_memory=80GiB",
+    "pytorch-conf:\"expandable_segments:True\"",
 };
 
 void BM_ReplaySnapshot(benchmark::State& state) {
@@ -137,7 +138,7 @@ void BM_ReplaySnapshot(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * trace.ops.size()));
   state.counters["hit_rate"] = hit_rate;
 }
-BENCHMARK(BM_ReplaySnapshot)->DenseRange(0, 3)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReplaySnapshot)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -269,7 +269,7 @@ nlohmann::json pytorch_advice_json(const PyTorchAdvice& a) {
   return {
       {"memory_limit_bytes", optional_index(a.memory_limit)},
       {"memory_fraction", fraction},
-      {"not_modelled", {"expandable_segments:True", "backend:cudaMallocAsync"}},
+      {"not_modelled", {"backend:cudaMallocAsync"}},
       {"configurations", trials},
       {"all_oom", a.all_oom()},
       {"default", pick_json(a, a.trials.empty() ? std::nullopt : std::optional<std::size_t>(0))},

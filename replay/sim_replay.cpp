@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -54,6 +55,11 @@ struct Lane {
     }
     counting = std::make_unique<CountingUpstream>(*below_counting);
     strategy = make_strategy(spec, *counting);
+    // Touching writes to the blocks' addresses, which must then be the upstream's memory.
+    if (options.touch && !strategy->hands_out_upstream_memory())
+      throw std::invalid_argument(
+          "--touch cannot be used with " + std::string(spec) +
+          ": its blocks lie in a virtual address range it models, which no upstream backs");
     if (latencies)
       strategy = std::make_unique<TimedStrategy>(std::move(strategy), *latencies,
                                                  options.touch ? base.get() : nullptr);

@@ -237,16 +237,25 @@ struct Node {
   Pool::iterator where{};  // this piece's pool entry; valid only while !allocated
   // Impl::large_searches when the piece last entered its pool (PyTorch's gc_count_base).
   std::uint64_t gc_base = 0;
+  // An unmapped piece (a range of an expandable segment that no page backs) is also marked
+  // allocated: like a handed-out piece it is in no pool and never merges with a cached piece,
+  // so the fixed-segment paths need no test of their own for it. `mapped` tells the two apart.
   bool allocated = false;
+  bool mapped = true;
 };
 
-// One block obtained from the upstream. `head` is its lowest-addressed piece.
+// One block obtained from the upstream, or an expandable segment: a virtual range whose pages
+// are obtained one by one. `head` is its lowest-addressed piece.
 struct Segment {
-  Block upstream;
-  std::uint64_t size = 0;  // the size asked of the upstream (get_allocation_size)
+  Block upstream;          // expandable: the virtual range, which the upstream never sees
+  std::uint64_t size = 0;  // the size asked of the upstream (get_allocation_size); the range
   std::uint64_t stream = 0;
   bool small = false;
   Node* head = nullptr;
+  bool expandable = false;
+  std::uint64_t page = 0;                // expandable: kSmallBuffer or kLargeBuffer
+  std::uint64_t slot = 0;                // expandable: its slot of the model's address space
+  std::map<std::uint64_t, Block> pages;  // expandable: the mapped pages, by index in the range
 };
 
 // Nodes are recycled through a free list: splitting and merging happen on most operations.
@@ -257,7 +266,7 @@ class NodeArena {
     if (free_ == nullptr) grow();
     Node* n = free_;
     free_ = n->next;
-    *n = Node{address, size, stream, prev, next, segment, {}, 0, false};
+    *n = Node{address, size, stream, prev, next, segment, {}, 0, false, true};
     return n;
   }
   void recycle(Node* n) {
@@ -307,6 +316,32 @@ struct PyTorchCachingStrategy::Impl {
   const bool gc_enabled =
       options.garbage_collection_threshold.has_value() && options.per_process_memory_fraction;
   const std::uint64_t allowed = options.allowed_memory();
+
+  // Expandable segments. The unmapped pieces of each pool by (stream, address): PyTorch's
+  // BlockPool::unmapped, searched in address order for room to grow.
+  using Unmapped = std::map<std::pair<std::uint64_t, std::uint64_t>, Node*>;
+  Unmapped small_unmapped, large_unmapped;
+  const bool expandable = options.expandable_segments;
+  const std::uint64_t small_range = range_bytes(options, pytorch::kSmallBuffer);
+  const std::uint64_t large_range = range_bytes(options, pytorch::kLargeBuffer);
+  // The stride of the model's address space; 0 when a range does not fit in it.
+  const std::uint64_t slot_bytes =
+      large_range <= (std::uint64_t{1} << 58) ? std::bit_ceil(large_range) : 0;
+  const std::uint64_t slot_count =
+      slot_bytes == 0 ? 0 : (std::uint64_t{0} - pytorch::kExpandableBase) / slot_bytes;
+  std::set<std::uint64_t> free_slots;  // slots of released segments, reused lowest first
+  std::uint64_t next_slot = 0;
+  std::vector<Block> page_scratch;        // the pages of one map or unmap
+  std::vector<Node*> expandable_scratch;  // release_blocks' to_unmap
+
+  // PyTorch's ExpandableSegment: 9/8 of the device's memory, in whole pages.
+  static std::uint64_t range_bytes(const PyTorchOptions& o, std::uint64_t page) {
+    __extension__ typedef unsigned __int128 Wide;  // 9/8 of a 64-bit size may not fit in one
+    const Wide device = o.device_memory != 0 ? o.device_memory : pytorch::kExpandableDevice;
+    const Wide wanted = device + device / 8;
+    const Wide bytes = (wanted + page - 1) / page * page;
+    return bytes > pytorch::kUnlimited ? pytorch::kUnlimited : static_cast<std::uint64_t>(bytes);
+  }
 
   Pool& pool_of(const Node* n) { return n->segment->small ? small_blocks : large_blocks; }
   void update_cached() { stats.cached_bytes = reserved - allocated; }
@@ -361,14 +396,31 @@ struct PyTorchCachingStrategy::Impl {
   // entry (still in the pool: the caller either splits it, which keeps the entry for the rest,
   // or uncaches it), or pool.end().
   Pool::iterator get_free_block(Pool& pool, std::uint64_t stream, std::uint64_t size) const {
-    const auto it = pool.lower_bound(PoolEntry{stream, size, 0, nullptr});
+    auto it = pool.lower_bound(PoolEntry{stream, size, 0, nullptr});
     if (it == pool.end() || it->stream != stream) return pool.end();
+    if (expandable && it->node->segment->expandable) it = best_expandable(pool, it, stream);
     const std::uint64_t max_split = options.max_split_size;
     // Do not return an oversize block for a request below max_split_size.
     if (size < max_split && it->size >= max_split) return pool.end();
     // An oversize block may serve a large request, but only within max_non_split_rounding of
     // it (written as a difference: it->size >= size here, and the sum could overflow).
     if (size >= max_split && it->size - size >= options.max_non_split_rounding) return pool.end();
+    return it;
+  }
+
+  // get_free_block's expandable branch: a piece followed by an unmapped range counts, for best
+  // fit, as the size it could grow to. From the smallest piece that fits, the search steps to
+  // the next piece of the stream while that one's expandable size is smaller (and stops at a
+  // piece of a fixed segment).
+  static Pool::iterator best_expandable(Pool& pool, Pool::iterator it, std::uint64_t stream) {
+    const auto expandable_size = [](const Node* b) {
+      return b->size + (b->next != nullptr && !b->next->mapped ? b->next->size : 0);
+    };
+    for (auto next = std::next(it);
+         it->node->segment->expandable && next != pool.end() && next->stream == stream &&
+         expandable_size(next->node) < expandable_size(it->node);
+         ++next)
+      it = next;
     return it;
   }
 
@@ -393,6 +445,16 @@ struct PyTorchCachingStrategy::Impl {
     return seg.head;
   }
 
+  // alloc_block's two branches: a fixed segment of `alloc_size` bytes, or room for the `rounded`
+  // request in an expandable segment. The memory fraction is checked against `alloc_size` in
+  // both, as in PyTorch, although a mapping is of whole pages covering `rounded`.
+  Node* new_block(Pool& pool, std::uint64_t alloc_size, std::uint64_t rounded, std::uint64_t stream,
+                  bool small) {
+    if (!expandable) return alloc_block(alloc_size, stream, small);
+    if (alloc_size > allowed || reserved > allowed - alloc_size) return nullptr;
+    return try_allocate_expandable_block(pool, stream, small, rounded);
+  }
+
   // release_block: a whole free segment goes back upstream.
   void release_block(Node* n, bool eviction) {
     assert(!n->allocated && n->prev == nullptr && n->next == nullptr);
@@ -406,6 +468,180 @@ struct PyTorchCachingStrategy::Impl {
     if (eviction) ++stats.evictions;
   }
 
+  // --- Expandable segments: ExpandableSegment and the allocator functions named below ---
+
+  Unmapped& unmapped_of(bool small) { return small ? small_unmapped : large_unmapped; }
+  static std::pair<std::uint64_t, std::uint64_t> unmapped_key(const Node* n) {
+    return {n->stream, n->address};
+  }
+  static void mark_unmapped(Node* n) {
+    n->allocated = true;  // see Node::allocated
+    n->mapped = false;
+  }
+
+  // A new expandable segment in the lowest free slot, all of it one unmapped piece; nullptr
+  // when the model's address space has no slot left.
+  Node* new_expandable_segment(std::uint64_t stream, bool small) {
+    std::uint64_t slot = 0;
+    if (!free_slots.empty()) {
+      slot = *free_slots.begin();
+      free_slots.erase(free_slots.begin());
+    } else if (next_slot < slot_count) {
+      slot = next_slot++;
+    } else {
+      return nullptr;
+    }
+    const std::uint64_t range = small ? small_range : large_range;
+    const std::uint64_t base = pytorch::kExpandableBase + slot * slot_bytes;
+    Segment& seg = segments_by_address[base];
+    seg.upstream = Block{base, range};
+    seg.size = range;
+    seg.stream = stream;
+    seg.small = small;
+    seg.expandable = true;
+    seg.page = small ? pytorch::kSmallBuffer : pytorch::kLargeBuffer;
+    seg.slot = slot;
+    seg.head = arena.make(base, range, stream, nullptr, nullptr, &seg);
+    mark_unmapped(seg.head);
+    unmapped_of(small).emplace(unmapped_key(seg.head), seg.head);
+    return seg.head;
+  }
+
+  // find_expandable_block: the lowest address of the stream's segments of this pool where
+  // `size` bytes of free and unmapped pieces follow each other (an unmapped piece, or the cached
+  // piece just before one), else a new segment.
+  Node* find_expandable_block(bool small, std::uint64_t stream, std::uint64_t size) {
+    Unmapped& unmapped = unmapped_of(small);
+    const auto usable = [](const Node* b) { return b != nullptr && (!b->allocated || !b->mapped); };
+    for (auto it = unmapped.lower_bound({stream, 0});
+         it != unmapped.end() && it->first.first == stream; ++it) {
+      Node* c = it->second;
+      if (c->prev != nullptr && !c->prev->allocated) c = c->prev;
+      std::uint64_t bytes = 0;
+      for (const Node* b = c; bytes < size && usable(b); b = b->next) bytes += b->size;
+      if (bytes >= size) return c;
+    }
+    return new_expandable_segment(stream, small);
+  }
+
+  // map_block: the pages covering the first `size` bytes of the unmapped piece `to_map` are
+  // asked of the upstream as one mapping (ExpandableSegment::map rounds out to whole pages);
+  // the rest stays unmapped. The mapped piece merges with cached neighbours and is cached.
+  bool map_block(Pool& pool, Node* to_map, std::uint64_t size) {
+    Segment* seg = to_map->segment;
+    const std::uint64_t page = seg->page;
+    const std::uint64_t first = (to_map->address - seg->upstream.address) / page;
+    const std::uint64_t count = (size + page - 1) / page;
+    page_scratch.clear();
+    if (!upstream.allocate_pages(page, count, page_scratch)) return false;
+    for (std::uint64_t i = 0; i < count; ++i) seg->pages.emplace(first + i, page_scratch[i]);
+    const std::uint64_t bytes = count * page;
+    Unmapped& unmapped = unmapped_of(seg->small);
+    unmapped.erase(unmapped_key(to_map));
+    to_map->allocated = false;
+    to_map->mapped = true;
+    if (bytes < to_map->size) {
+      Node* rest = arena.make(to_map->address + bytes, to_map->size - bytes, to_map->stream, to_map,
+                              to_map->next, seg);
+      mark_unmapped(rest);
+      if (rest->next != nullptr) rest->next->prev = rest;
+      to_map->next = rest;
+      to_map->size = bytes;
+      unmapped.emplace(unmapped_key(rest), rest);
+    }
+    const Pool::iterator from_prev = try_merge(pool, to_map, to_map->prev);
+    if (from_prev != pool.end()) uncache(pool, from_prev);
+    const Pool::iterator from_next = try_merge(pool, to_map, to_map->next);
+    if (from_next != pool.end()) uncache(pool, from_next);
+    cache(pool, to_map);
+    reserved += bytes;
+    return true;
+  }
+
+  // try_allocate_expandable_block: maps what the found place lacks of `size` (the rounded
+  // request, not the segment size), piece by piece, one mapping each. Returns the piece, out of
+  // its pool, or nullptr if a mapping failed (pages mapped before stay mapped and cached).
+  Node* try_allocate_expandable_block(Pool& pool, std::uint64_t stream, bool small,
+                                      std::uint64_t size) {
+    // No segment can hold it (PyTorch would fail on the device's memory first).
+    if (size > (small ? small_range : large_range)) return nullptr;
+    Node* c = find_expandable_block(small, stream, size);
+    if (c == nullptr) return nullptr;
+    if (!c->mapped && !map_block(pool, c, std::min(c->size, size))) return nullptr;
+    while (c->size < size) {
+      Node* next = c->next;  // unmapped: a cached piece has no cached neighbour
+      if (!map_block(pool, next, std::min(size - c->size, next->size))) return nullptr;
+      c = next;  // it absorbed c
+    }
+    uncache(pool, c->where);
+    return c;
+  }
+
+  // `dst`, unmapped, absorbs `src` if that is unmapped too (try_merge_blocks merges only pieces
+  // alike in `mapped`).
+  void absorb_unmapped(Unmapped& unmapped, Node* dst, Node* src) {
+    if (src == nullptr || src->mapped) return;
+    unmapped.erase(unmapped_key(src));
+    absorb(dst, src);
+  }
+
+  // unmap_block: the whole pages inside the cached piece `n` go back upstream as one unmapping
+  // (ExpandableSegment::unmap); the bytes before and after them stay cached as pieces of their
+  // own. Nothing happens when no whole page lies inside.
+  void unmap_block(Pool& pool, Node* n, bool eviction) {
+    Segment* seg = n->segment;
+    const std::uint64_t page = seg->page;
+    const std::uint64_t base = seg->upstream.address;
+    const std::uint64_t first = (n->address - base + page - 1) / page;
+    const std::uint64_t last = (n->address + n->size - base) / page;
+    if (first >= last) return;
+    uncache(pool, n->where);
+    const std::uint64_t begin = base + first * page;
+    const std::uint64_t bytes = (last - first) * page;
+    const std::uint64_t end = n->address + n->size;
+    if (begin > n->address) {
+      Node* before = arena.make(n->address, begin - n->address, n->stream, n->prev, n, seg);
+      if (before->prev != nullptr) {
+        before->prev->next = before;
+      } else {
+        seg->head = before;
+      }
+      n->prev = before;
+      cache(pool, before);
+    }
+    if (end > begin + bytes) {
+      Node* after = arena.make(begin + bytes, end - begin - bytes, n->stream, n, n->next, seg);
+      if (after->next != nullptr) after->next->prev = after;
+      n->next = after;
+      cache(pool, after);
+    }
+    n->address = begin;
+    n->size = bytes;
+    mark_unmapped(n);
+    Unmapped& unmapped = unmapped_of(seg->small);
+    absorb_unmapped(unmapped, n, n->prev);
+    absorb_unmapped(unmapped, n, n->next);
+    unmapped.emplace(unmapped_key(n), n);
+    page_scratch.clear();
+    for (auto it = seg->pages.lower_bound(first); it != seg->pages.end() && it->first < last;) {
+      page_scratch.push_back(it->second);
+      it = seg->pages.erase(it);
+    }
+    upstream.deallocate_pages(page_scratch);
+    reserved -= bytes;
+    if (eviction) ++stats.evictions;
+  }
+
+  // release_expandable_segment: a segment that is one unmapped piece is forgotten, its slot
+  // free again.
+  void release_expandable_segment(Node* n) {
+    Segment* seg = n->segment;
+    unmapped_of(seg->small).erase(unmapped_key(n));
+    free_slots.insert(seg->slot);
+    arena.recycle(n);
+    segments_by_address.erase(seg->upstream.address);
+  }
+
   // release_available_cached_blocks: with max_split_size set, free the smallest oversize segment
   // of the request's pool and stream that is >= max(size, max_split_size); if there is none,
   // free oversize segments from the largest down until that many bytes are freed. Returns
@@ -415,20 +651,20 @@ struct PyTorchCachingStrategy::Impl {
     if (max_split == pytorch::kUnlimited) return false;
     const std::uint64_t key_size = std::max(size, max_split);
     auto it = pool.lower_bound(PoolEntry{stream, key_size, 0, nullptr});
-    if (it == pool.end() || it->stream != stream) {
+    if (it == pool.end() || it->stream != stream || it->node->segment->expandable) {
       if (it == pool.begin()) return false;
       std::uint64_t total_released = 0;
       --it;  // the largest block of this stream, if the previous one is on this stream
       while (total_released < key_size && it->size >= max_split && it->stream == stream) {
         Node* cur = it->node;
-        total_released += cur->size;
-        if (it != pool.begin()) {
-          --it;
+        const bool first = it == pool.begin();
+        if (!first) --it;
+        // A piece of an expandable segment is never a whole segment: it is passed over.
+        if (!cur->segment->expandable) {
+          total_released += cur->size;
           release_block(cur, true);
-        } else {
-          release_block(cur, true);
-          break;
         }
+        if (first) break;
       }
       return total_released >= key_size;
     }
@@ -437,13 +673,24 @@ struct PyTorchCachingStrategy::Impl {
   }
 
   // release_cached_blocks / release_blocks: every whole free segment (no prev, no next) of the
-  // large pool, then of the small pool, all streams, goes back upstream.
+  // large pool, then of the small pool, all streams, goes back upstream. In each pool, once its
+  // fixed segments are released, every cached piece of an expandable segment, in pool order,
+  // unmaps its whole pages, and a segment left with no page mapped is released.
   void release_cached_blocks(bool eviction) {
     for (Pool* pool : {&large_blocks, &small_blocks}) {
+      expandable_scratch.clear();
       for (auto it = pool->begin(); it != pool->end();) {
         Node* n = it->node;
         ++it;
-        if (n->prev == nullptr && n->next == nullptr) release_block(n, eviction);
+        if (n->segment->expandable) {
+          expandable_scratch.push_back(n);  // unmapping changes the pool: afterwards
+        } else if (n->prev == nullptr && n->next == nullptr) {
+          release_block(n, eviction);
+        }
+      }
+      for (Node* n : expandable_scratch) {
+        unmap_block(*pool, n, eviction);
+        if (!n->mapped && n->prev == nullptr && n->next == nullptr) release_expandable_segment(n);
       }
     }
   }
@@ -456,7 +703,9 @@ struct PyTorchCachingStrategy::Impl {
     const std::uint64_t threshold = options.garbage_collection_threshold->max_capacity(allowed);
     if (reserved <= threshold) return;
     const std::uint64_t target = reserved - threshold;
-    auto whole = [](const Node* n) { return n->prev == nullptr && n->next == nullptr; };
+    auto whole = [](const Node* n) {
+      return n->prev == nullptr && n->next == nullptr && !n->segment->expandable;
+    };
     __extension__ typedef unsigned __int128 AgeSum;
     AgeSum total_age = 0;
     std::uint64_t freeable = 0;
@@ -499,11 +748,12 @@ struct PyTorchCachingStrategy::Impl {
     return largest;
   }
 
-  // should_split: small pool when the rest is >= kMinBlockSize; large pool when the request is
-  // below max_split_size and the rest is > kSmallSize.
+  // should_split: small pool, or any pool with expandable segments on, when the rest is
+  // >= kMinBlockSize; large pool when the request is below max_split_size and the rest is
+  // > kSmallSize.
   bool should_split(const Node* n, std::uint64_t size) const {
     const std::uint64_t remaining = n->size - size;
-    if (n->segment->small) return remaining >= pytorch::kMinBlockSize;
+    if (n->segment->small || expandable) return remaining >= pytorch::kMinBlockSize;
     return size < options.max_split_size && remaining > pytorch::kSmallSize;
   }
 
@@ -528,6 +778,12 @@ struct PyTorchCachingStrategy::Impl {
   Pool::iterator try_merge(Pool& pool, Node* dst, Node* src) {
     if (src == nullptr || src->allocated) return pool.end();
     const Pool::iterator where = src->where;
+    absorb(dst, src);
+    return where;
+  }
+
+  // `dst` takes over its neighbour `src`'s range, and src is recycled.
+  void absorb(Node* dst, Node* src) {
     if (dst->prev == src) {  // [src dst]
       dst->address = src->address;
       dst->prev = src->prev;
@@ -542,7 +798,6 @@ struct PyTorchCachingStrategy::Impl {
     }
     dst->size += src->size;
     arena.recycle(src);
-    return where;
   }
 
   std::optional<Block> allocate(std::uint64_t size, std::uint64_t stream) {
@@ -573,14 +828,14 @@ struct PyTorchCachingStrategy::Impl {
     } else {
       const std::uint64_t alloc_size = pytorch::allocation_size(rounded);
       if (gc_enabled) garbage_collect_cached_blocks();
-      n = alloc_block(alloc_size, stream, small);
+      n = new_block(pool, alloc_size, rounded, stream, small);
       if (n == nullptr && release_available_cached_blocks(pool, stream, rounded)) {
-        n = alloc_block(alloc_size, stream, small);
+        n = new_block(pool, alloc_size, rounded, stream, small);
       }
       if (n == nullptr) {
         release_cached_blocks(true);  // always retried after, as in PyTorch
         ++num_alloc_retries;
-        n = alloc_block(alloc_size, stream, small);
+        n = new_block(pool, alloc_size, rounded, stream, small);
       }
       if (n == nullptr) {
         ++stats.failed;
@@ -612,8 +867,9 @@ struct PyTorchCachingStrategy::Impl {
     const std::uint64_t rounded = pytorch::round_size(requested, options.divisions_for(requested));
     if (rounded >= space) return space;
     const std::uint64_t remaining = space - rounded;
-    const bool split = small ? remaining >= pytorch::kMinBlockSize
-                             : rounded < options.max_split_size && remaining > pytorch::kSmallSize;
+    const bool split = small || expandable
+                           ? remaining >= pytorch::kMinBlockSize
+                           : rounded < options.max_split_size && remaining > pytorch::kSmallSize;
     return split ? rounded : space;
   }
 
@@ -753,6 +1009,10 @@ std::optional<std::vector<Block>> PyTorchCachingStrategy::adopt(
   return impl_->adopt(segments);
 }
 
+bool PyTorchCachingStrategy::hands_out_upstream_memory() const {
+  return !impl_->options.expandable_segments;
+}
+
 StrategyCounters PyTorchCachingStrategy::counters() const {
   return {{"num_alloc_retries", impl_->num_alloc_retries}, {"num_ooms", impl_->num_ooms}};
 }
@@ -773,9 +1033,9 @@ std::vector<PyTorchSegmentInfo> PyTorchCachingStrategy::segments() const {
   std::vector<PyTorchSegmentInfo> out;
   out.reserve(impl_->segments_by_address.size());
   for (const auto& [address, seg] : impl_->segments_by_address) {
-    PyTorchSegmentInfo info{address, seg.size, seg.stream, seg.small, {}};
+    PyTorchSegmentInfo info{address, seg.size, seg.stream, seg.small, seg.expandable, {}};
     for (const Node* n = seg.head; n != nullptr; n = n->next) {
-      info.blocks.push_back({n->address, n->size, n->allocated});
+      info.blocks.push_back({n->address, n->size, n->allocated && n->mapped, n->mapped});
     }
     out.push_back(std::move(info));
   }
@@ -831,7 +1091,8 @@ std::vector<std::uint64_t> parse_division_list(const std::string& strategy, std:
 std::vector<std::string> pytorch_spec_keys() {
   return {"max_split_size",         "roundup_power2_divisions",
           "max_non_split_rounding", "per_process_memory_fraction",
-          "device_memory",          "garbage_collection_threshold"};
+          "device_memory",          "garbage_collection_threshold",
+          "expandable_segments"};
 }
 
 std::unique_ptr<Strategy> make_pytorch_strategy(const StrategyParams& params, Upstream& upstream) {
@@ -848,6 +1109,12 @@ std::unique_ptr<Strategy> make_pytorch_strategy(const StrategyParams& params, Up
   options.per_process_memory_fraction = params.ratio("per_process_memory_fraction");
   options.device_memory = params.size("device_memory", 0);
   options.garbage_collection_threshold = params.ratio("garbage_collection_threshold");
+  if (const std::optional<std::string> e = params.text("expandable_segments")) {
+    if (*e != "true" && *e != "false") {
+      throw value_error(params.strategy(), "expandable_segments", *e, "expected true or false");
+    }
+    options.expandable_segments = *e == "true";
+  }
   // Report a bad value as the user wrote it, under the strategy name they used.
   if (const char* p = max_split_size_problem(options.max_split_size)) {
     throw value_error(params.strategy(), "max_split_size", *params.text("max_split_size"), p);

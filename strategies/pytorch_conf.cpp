@@ -170,9 +170,7 @@ PyTorchOptions parse_pytorch_alloc_conf(std::string_view conf) {
       }
     } else if (key == "expandable_segments") {
       r.expect(key, ':');
-      if (true_false(key, r.next(key))) {
-        throw not_modelled("expandable_segments:True", "the model has fixed-size segments only");
-      }
+      o.expandable_segments = true_false(key, r.next(key));
     } else if (key == "release_lock_on_cudamalloc" || key == "release_lock_on_hipmalloc") {
       // Only whether a lock is held during cudaMalloc: no effect on which memory is used.
       r.expect(key, ':');

@@ -179,7 +179,7 @@ void walk_back(DeviceId device, const DumpedDevice& dumped, std::span<const Hist
     for (const StartBlock& b : dumped.live_blocks) blocks.emplace(b.address, b);
     if (dumped.expandable_segments > 0)
       state.gaps.push_back(where + ": " + std::to_string(dumped.expandable_segments) +
-                           " expandable segment(s), which the model does not have: taken as "
+                           " expandable segment(s), which a replay starts from as "
                            "fixed-size segments");
     if (dumped.private_pool_segments > 0)
       state.gaps.push_back(where + ": " + std::to_string(dumped.private_pool_segments) +

@@ -300,11 +300,27 @@ TEST(Cli, replay_takes_a_pytorch_alloc_conf_as_pasted_and_refuses_what_is_not_mo
   }
   EXPECT_EQ(doc["results"][0], doc["results"][1]);
   EXPECT_GT(doc["results"][0]["hits"].get<std::uint64_t>(), 0u);
-  const Result refused = run("replay " + trace + " -s 'pytorch-conf:\"expandable_segments:True\"'");
+  const Result refused = run("replay " + trace + " -s 'pytorch-conf:\"backend:cudaMallocAsync\"'");
   EXPECT_EQ(refused.status, 2);
   EXPECT_EQ(refused.output,
-            "alloclab: error: pytorch-conf: 'expandable_segments:True' is not modelled (the model "
-            "has fixed-size segments only)\n");
+            "alloclab: error: pytorch-conf: 'backend:cudaMallocAsync' is not modelled (the model "
+            "is the native caching allocator)\n");
+}
+
+// Expandable segments hand out addresses of the model's own virtual ranges: --touch, which
+// writes to the blocks on a real upstream, is refused with the reason.
+TEST(Cli, replay_refuses_touch_with_expandable_segments) {
+  const std::string trace = std::string(ALLOCLAB_TRACES_DIR) + "/torch-cnn-training.alt";
+  const Result refused = run("replay " + trace +
+                             " -s 'pytorch-conf:\"expandable_segments:True\"'"
+                             " --upstream host-malloc --touch");
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_EQ(
+      refused.output,
+      "alloclab: error: --touch cannot be used with pytorch-conf:\"expandable_segments:True\": "
+      "its blocks lie in a virtual address range it models, which no upstream backs\n");
+  const Result simulated = run("replay " + trace + " -s pytorch:expandable_segments=true");
+  EXPECT_EQ(simulated.status, 0) << simulated.output;
 }
 
 // A program dies at its first out-of-memory error: a replay stops there and says where, unless

@@ -178,6 +178,53 @@ TEST(Fidelity, of_two_differences_at_one_place_the_earlier_recorded_call_is_name
   EXPECT_EQ(r.empty_cache_calls, 0u);  // an unmap after a map is not an empty_cache
 }
 
+// PyTorch with expandable_segments:True: 5 MiB maps a 20 MiB page of a large segment; 30 MiB
+// maps the page after it (the cached 15 MiB plus 15 more); 1000 B maps a 2 MiB page of a small
+// segment; the 30 MiB block is freed and an empty_cache unmaps the one page left whole; 50 MiB
+// maps two pages after the cached 15 MiB (35 MiB more).
+std::vector<Entry> expandable_recording() {
+  constexpr std::uint64_t L = 0x7f0000000000, S = 0x7e0000000000;
+  return {
+      {"segment_map", L, 20 * MiB, 100},               // event 0
+      {"alloc", L, 5 * MiB, 101},                      // 1: op 1
+      {"segment_map", L + 20 * MiB, 20 * MiB, 102},    // 2
+      {"alloc", L + 5 * MiB, 30 * MiB, 103},           // 3: op 2
+      {"segment_map", S, 2 * MiB, 104},                // 4
+      {"alloc", S, 1000, 105},                         // 5: op 3
+      {"free_completed", L + 5 * MiB, 30 * MiB, 106},  // 6: op 4
+      {"segment_unmap", L + 20 * MiB, 20 * MiB, 107},  // 7: empty_cache
+      {"segment_map", L + 20 * MiB, 40 * MiB, 108},    // 8
+      {"alloc", L + 5 * MiB, 50 * MiB, 109},           // 9: op 5
+      {"free_completed", L, 5 * MiB, 110},             // 10: op 6
+  };
+}
+
+TEST(Fidelity, the_pytorch_model_with_expandable_segments_makes_every_map_and_unmap) {
+  const ResolvedTrace trace = snapshot({expandable_recording()});
+  const StrategyResult r = replay(trace, "pytorch-conf:\"expandable_segments:True\"").result;
+  ASSERT_TRUE(r.fidelity);
+  const Fidelity& f = *r.fidelity;
+  EXPECT_TRUE(f.all_matched()) << f.first_divergence->what;
+  EXPECT_EQ(f.recorded_allocs, 4u);
+  EXPECT_EQ(f.recorded_alloc_bytes, 82 * MiB);
+  EXPECT_EQ(f.model_allocs, 4u);  // one per mapping, however many pages
+  EXPECT_EQ(f.model_alloc_bytes, 82 * MiB);
+  EXPECT_EQ(f.matched_allocs, 4u);
+  EXPECT_EQ(f.recorded_frees, 1u);
+  EXPECT_EQ(f.model_frees, 1u);
+  EXPECT_EQ(f.matched_frees, 1u);
+  EXPECT_EQ(f.diverging_points, 0u);
+  EXPECT_EQ(r.empty_cache_calls, 1u);
+  EXPECT_EQ(r.metrics.upstream_allocs, 5u);  // pages: 1 + 1 + 1 + 2
+  EXPECT_EQ(r.metrics.hits, 0u);
+  // Fixed segments: the 30 MiB request takes a segment of its own, where PyTorch mapped a page.
+  const StrategyResult fixed = replay(trace, "pytorch").result;
+  ASSERT_TRUE(fixed.fidelity && fixed.fidelity->first_divergence);
+  EXPECT_EQ(fixed.fidelity->first_divergence->op, 2u);
+  EXPECT_EQ(fixed.fidelity->first_divergence->what,
+            "recorded segment_map of 20.00 MiB, model allocated 30.00 MiB");
+}
+
 TEST(Fidelity, other_strategies_show_how_far_they_are_from_the_recorded_allocator) {
   const ResolvedTrace trace = snapshot({faithful()});
   const StrategyResult exact = replay(trace, "exact").result;

@@ -38,6 +38,23 @@ TEST(PyTorchSpec, defaults_are_unlimited_split_and_no_power2_rounding) {
   EXPECT_EQ(options_of(s).roundup_power2_divisions, 0u);
 }
 
+TEST(PyTorchSpec, expandable_segments_is_true_or_false) {
+  NoUpstream up;
+  EXPECT_FALSE(options_of(alloclab::make_pytorch_strategy(StrategyParams("pytorch", {}), up))
+                   .expandable_segments);
+  auto on = alloclab::make_strategy("pytorch:expandable_segments=true", up);
+  EXPECT_TRUE(options_of(on).expandable_segments);
+  auto off = alloclab::make_strategy("pytorch:expandable_segments=false", up);
+  EXPECT_FALSE(options_of(off).expandable_segments);
+  try {
+    alloclab::make_strategy("pytorch:expandable_segments=yes", up);
+    ADD_FAILURE() << "accepted";
+  } catch (const SpecError& e) {
+    EXPECT_STREQ(e.what(),
+                 "pytorch: bad value 'yes' for 'expandable_segments': expected true or false");
+  }
+}
+
 TEST(PyTorchSpec, accepts_max_split_size_with_units_and_divisions) {
   NoUpstream up;
   auto s = alloclab::make_pytorch_strategy(
@@ -210,10 +227,15 @@ TEST(PyTorchConf, takes_the_memory_fraction_after_the_quoted_conf) {
             "conf");
 }
 
+TEST(PyTorchConf, takes_expandable_segments) {
+  EXPECT_TRUE(conf_options("pytorch-conf:\"expandable_segments:True\"").expandable_segments);
+  EXPECT_TRUE(conf_options("pytorch-conf:\"max_split_size_mb:64, expandable_segments:True\"")
+                  .expandable_segments);
+  EXPECT_FALSE(conf_options("pytorch-conf:\"expandable_segments:False\"").expandable_segments);
+  EXPECT_FALSE(conf_options("pytorch-conf:\"max_split_size_mb:64\"").expandable_segments);
+}
+
 TEST(PyTorchConf, refuses_what_pytorch_refuses_and_what_the_model_lacks) {
-  EXPECT_EQ(conf_error("pytorch-conf:\"expandable_segments:True\""),
-            "pytorch-conf: 'expandable_segments:True' is not modelled (the model has fixed-size "
-            "segments only)");
   EXPECT_EQ(conf_error("pytorch-conf:\"max_split_size_mb:64,pinned_use_cuda_host_register:True\""),
             "pytorch-conf: 'pinned_use_cuda_host_register' is not modelled (it configures "
             "PyTorch's pinned host memory allocator)");

@@ -68,6 +68,7 @@ TEST(Registry, every_accepted_key_is_understood) {
                                                      {"per_process_memory_fraction", "0.5"},
                                                      {"device_memory", "80GiB"},
                                                      {"garbage_collection_threshold", "0.8"},
+                                                     {"expandable_segments", "true"},
                                                      {"conf", "max_split_size_mb:128"},
                                                      {"path", ALLOCLAB_EXAMPLE_PLUGIN}};
   SimUpstream sim;

@@ -89,6 +89,7 @@ class TimedStrategy final : public Strategy {
   FailureState failure_state(std::uint64_t size) const override {
     return inner_->failure_state(size);
   }
+  bool hands_out_upstream_memory() const override { return inner_->hands_out_upstream_memory(); }
   bool adopts_segments() const override { return inner_->adopts_segments(); }
   std::optional<std::vector<Block>> adopt(const std::vector<HeldSegment>& segments) override {
     return inner_->adopt(segments);

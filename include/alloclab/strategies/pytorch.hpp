@@ -32,6 +32,12 @@ inline constexpr std::uint64_t kUnlimited = std::numeric_limits<std::uint64_t>::
 // Requests above this fail at once (counted in StrategyStats::failed): rounding them would
 // overflow, and no upstream can serve them anyway.
 inline constexpr std::uint64_t kMaxRequest = std::uint64_t{1} << 62;
+// Expandable segments: each one is a range of virtual addresses the model invents, from
+// kExpandableBase up, each in the lowest free slot (slots of the smallest power of two at least
+// as large as a range). A range spans 9/8 of the device's memory (device_memory when given, else
+// kExpandableDevice), as PyTorch reserves, rounded up to whole pages.
+inline constexpr std::uint64_t kExpandableBase = std::uint64_t{1} << 60;
+inline constexpr std::uint64_t kExpandableDevice = std::uint64_t{1} << 40;
 // roundup_power2_divisions above this are rejected (PyTorch parses the value as an int).
 inline constexpr std::uint64_t kMaxDivisions = std::uint64_t{1} << 30;
 // The list form of roundup_power2_divisions has one entry per power-of-two interval of request
@@ -98,6 +104,10 @@ struct PyTorchOptions {
   // floor(threshold * allowed), whole free segments of the large pool that have waited longest
   // are freed (docs/strategies.md, rule 4a).
   std::optional<Ratio> garbage_collection_threshold;
+  // PyTorch's expandable_segments:True: a new segment is a virtual range per stream and pool
+  // whose pages (kSmallBuffer or kLargeBuffer bytes) are asked of the upstream as needed and
+  // returned one by one (docs/strategies.md, `pytorch`, "Expandable segments").
+  bool expandable_segments = false;
 
   // floor(per_process_memory_fraction * device_memory), or kUnlimited when no fraction is set.
   std::uint64_t allowed_memory() const;
@@ -114,6 +124,7 @@ struct PyTorchBlockInfo {
   std::uint64_t address = 0;
   std::uint64_t size = 0;
   bool allocated = false;
+  bool mapped = true;  // false: a range of an expandable segment that no page backs
   bool operator==(const PyTorchBlockInfo&) const = default;
 };
 struct PyTorchSegmentInfo {
@@ -121,6 +132,9 @@ struct PyTorchSegmentInfo {
   std::uint64_t size = 0;
   std::uint64_t stream = 0;
   bool small = false;  // in the small pool (a kSmallBuffer segment)
+  // An expandable segment: `address` and `size` are its virtual range, and `blocks` cover it,
+  // mapped or not.
+  bool expandable = false;
   std::vector<PyTorchBlockInfo> blocks;
 };
 
@@ -151,6 +165,8 @@ class PyTorchCachingStrategy final : public Strategy {
   // unknown size takes its rounded request, or the whole gap up to the next piece when the rest
   // would be too small to split off (docs/strategies.md, `pytorch`, "Start state").
   bool adopts_segments() const override { return true; }
+  // False with expandable segments: blocks then lie in the model's own virtual ranges.
+  bool hands_out_upstream_memory() const override;
   std::optional<std::vector<Block>> adopt(const std::vector<HeldSegment>& segments) override;
 
   const PyTorchOptions& options() const;
@@ -171,14 +187,15 @@ class PyTorchCachingStrategy final : public Strategy {
 std::vector<std::string> pytorch_spec_keys();
 // Factory for the `pytorch` spec: `max_split_size` and `max_non_split_rounding` (sizes, units
 // allowed), `roundup_power2_divisions` (a count, or the list form `256:1/512:2/>:4`),
-// `per_process_memory_fraction` with `device_memory`, and `garbage_collection_threshold`.
+// `per_process_memory_fraction` with `device_memory`, `garbage_collection_threshold`, and
+// `expandable_segments` (true or false).
 // Throws SpecError on other keys and on invalid values.
 std::unique_ptr<Strategy> make_pytorch_strategy(const StrategyParams& params, Upstream& upstream);
 
 // PYTORCH_CUDA_ALLOC_CONF, read as PyTorch reads it (AllocatorConfig::parseArgs): `key:value`
 // items separated by ',', spaces ignored, roundup_power2_divisions also as `[B:N,...,>:N]`.
 // Throws SpecError naming the key for a key or value PyTorch would refuse, and for keys PyTorch
-// accepts whose effect the model does not have ("not modelled"), e.g. expandable_segments:True.
+// accepts whose effect the model does not have ("not modelled"), e.g. backend:cudaMallocAsync.
 // garbage_collection_threshold is kept even though it needs a memory fraction, which is not part
 // of PYTORCH_CUDA_ALLOC_CONF: the caller adds one and then validates.
 PyTorchOptions parse_pytorch_alloc_conf(std::string_view conf);

@@ -3,6 +3,7 @@
 //   Upstream — the allocator under a cache: simulated, malloc, mmap, cudaMalloc, ...
 //   Strategy — a caching policy in front of one Upstream.
 // docs/strategy-contract.md and docs/strategies.md are the contract for what each strategy does.
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -33,6 +34,28 @@ class Upstream {
   // memset on the device, synchronised), and adaptors forward it to what they wrap.
   virtual void touch(std::uint64_t address, std::uint64_t bytes) {
     touch_host_pages(address, bytes);
+  }
+  // One mapping of `count` pages of `page` bytes each (PyTorch's expandable segments: one
+  // physical allocation per page under one segment_map): all of them or none. Appends the pages
+  // to `pages`. By default page by page through allocate(), the pages already got returned on a
+  // failure; an adaptor that logs calls overrides it to log the mapping as one call.
+  virtual bool allocate_pages(std::uint64_t page, std::uint64_t count, std::vector<Block>& pages) {
+    const std::size_t first = pages.size();
+    for (std::uint64_t i = 0; i < count; ++i) {
+      std::optional<Block> got = allocate(page);
+      if (got) {
+        pages.push_back(*got);
+        continue;
+      }
+      for (std::size_t k = first; k < pages.size(); ++k) deallocate(pages[k]);
+      pages.resize(first);
+      return false;
+    }
+    return true;
+  }
+  // Returns the pages of one unmapping, by default one deallocate() each.
+  virtual void deallocate_pages(const std::vector<Block>& pages) {
+    for (const Block& page : pages) deallocate(page);
   }
 };
 
@@ -105,6 +128,9 @@ class Strategy {
     (void)size;
     return {};
   }
+  // Whether the blocks handed out lie in memory of the upstream (what `--touch` writes to).
+  // False for a strategy that hands out addresses of its own, e.g. a model of virtual memory.
+  virtual bool hands_out_upstream_memory() const { return true; }
   // Whether adopt() can take over a recorded allocator's segments (a model of that allocator).
   virtual bool adopts_segments() const { return false; }
   // Takes `segments` as if it had asked its upstream for them and handed out their pieces,

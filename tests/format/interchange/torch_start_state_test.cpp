@@ -186,7 +186,9 @@ TEST(TorchStartState, expandable_and_private_pool_segments_are_said) {
   const std::optional<StartState> start = start_state_of(parse(snapshot));
   ASSERT_TRUE(start);
   ASSERT_EQ(start->gaps.size(), 2u);
-  EXPECT_NE(start->gaps[0].find("1 expandable segment(s)"), std::string::npos);
+  EXPECT_NE(start->gaps[0].find(
+                "1 expandable segment(s), which a replay starts from as fixed-size segments"),
+            std::string::npos);
   EXPECT_NE(start->gaps[1].find("private pools"), std::string::npos);
 }
 

@@ -3,6 +3,7 @@
 // (RMM's statistics_resource_adaptor idea). These are the upstream-side counters of
 // docs/strategy-contract.md; the replayer reads `reserved_bytes` after every operation to take the
 // peak.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -47,6 +48,30 @@ class CountingUpstream final : public Upstream {
     ++counters_.frees;
     counters_.reserved_bytes -= block.capacity;
     if (log_) log_->push_back(UpstreamCall{true, block.capacity});
+  }
+
+  // A mapping counts its pages as blocks and is logged as one call of all its bytes: the
+  // recorded allocator's segment_map names the whole mapped range.
+  bool allocate_pages(std::uint64_t page, std::uint64_t count, std::vector<Block>& pages) override {
+    const std::size_t first = pages.size();
+    if (!inner_.allocate_pages(page, count, pages)) {
+      ++counters_.failed;
+      return false;
+    }
+    std::uint64_t bytes = 0;
+    for (std::size_t k = first; k < pages.size(); ++k) bytes += pages[k].capacity;
+    counters_.allocs += pages.size() - first;
+    counters_.reserved_bytes += bytes;
+    if (log_) log_->push_back(UpstreamCall{false, bytes});
+    return true;
+  }
+  void deallocate_pages(const std::vector<Block>& pages) override {
+    inner_.deallocate_pages(pages);
+    std::uint64_t bytes = 0;
+    for (const Block& page : pages) bytes += page.capacity;
+    counters_.frees += pages.size();
+    counters_.reserved_bytes -= bytes;
+    if (log_) log_->push_back(UpstreamCall{true, bytes});
   }
 
   // From now on, appends every successful allocate and every deallocate to `log` (null: stop).

@@ -65,6 +65,24 @@ TEST(SegmentsView, shows_each_segments_pieces_after_the_chosen_event_and_a_hover
   EXPECT_EQ(r.status, 0) << r.output;
 }
 
+TEST(SegmentsView, a_snapshot_that_starts_mid_run_shows_the_recorded_state_it_starts_from) {
+  // snapshot_mid_run.json: a 20 MiB segment holding a 3 MiB block and a 5 MB block before the
+  // history begins (docs/formats.md, "The state at the first entry"). The view opens at the peak
+  // of live bytes, which is that state (the 5 MB block takes 5,000,192 B: 4.77 MiB). The history
+  // then frees the 5 MB block (event 0) and allocates 4 MB in its place (event 1, 4,000,256 B).
+  const auto dir = scratch_dir("segments-start");
+  const CliResult r = segments_script(
+      dir, "open " + std::string(ALLOCLAB_TEST_DATA) +
+               "/interchange/snapshot_mid_run.json\nwait\nview segments\nwait\n"
+               "expect-text chart:segments/0/segment:0 \"large segment 0x10000000, 20.00 MiB, 3 "
+               "pieces: [handed out 3.00 MiB] [handed out 4.77 MiB] [cached 12.23 MiB]\"\n"
+               "type segments:event 1\nwait\n"
+               "expect-text chart:segments/0/segment:0 \"20.00 MiB, 3 pieces: [handed out 3.00 "
+               "MiB] [handed out 3.81 MiB] [cached 13.19 MiB]\"\n");
+  ALLOCLAB_SKIP_WITHOUT_RENDERING(r);
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
 TEST(SegmentsView, a_second_setting_shows_its_own_pieces_beside_the_first) {
   const auto dir = scratch_dir("segments-two");
   // roundup_power2_divisions:4 rounds 100 KiB up to the next quarter step between 64 and

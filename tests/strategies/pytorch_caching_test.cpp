@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "alloclab/strategies/pytorch.hpp"
+#include "tests/strategies/bump_upstream.hpp"
 
 namespace {
 
@@ -17,52 +18,11 @@ using alloclab::PyTorchBlockInfo;
 using alloclab::PyTorchCachingStrategy;
 using alloclab::PyTorchOptions;
 namespace pt = alloclab::pytorch;
+using alloclab::test::BumpUpstream;
+using alloclab::test::take;
 
 constexpr std::uint64_t KiB = 1024;
 constexpr std::uint64_t MiB = 1024 * KiB;
-
-// A bump allocator: addresses only grow and segments are contiguous in address space (so a merge
-// across segments would show). Fails when live bytes would exceed `limit`.
-class BumpUpstream final : public alloclab::Upstream {
- public:
-  explicit BumpUpstream(std::uint64_t limit = pt::kUnlimited) : limit_(limit) {}
-
-  std::optional<Block> allocate(std::uint64_t bytes) override {
-    ++calls;
-    if (bytes > limit_ - live_bytes) return std::nullopt;
-    const Block b{next_, bytes};
-    next_ += bytes;
-    live_.emplace(b.address, bytes);
-    live_bytes += bytes;
-    peak_bytes = std::max(peak_bytes, live_bytes);
-    ++allocs;
-    return b;
-  }
-  void deallocate(const Block& b) override {
-    auto it = live_.find(b.address);
-    if (it == live_.end() || it->second != b.capacity) throw std::logic_error("bad upstream free");
-    live_bytes -= b.capacity;
-    live_.erase(it);
-    ++frees;
-  }
-
-  std::uint64_t calls = 0;  // allocate() calls, failed ones included
-  std::uint64_t allocs = 0;
-  std::uint64_t frees = 0;
-  std::uint64_t live_bytes = 0;
-  std::uint64_t peak_bytes = 0;
-
- private:
-  std::uint64_t limit_;
-  std::uint64_t next_ = std::uint64_t{1} << 32;
-  std::map<std::uint64_t, std::uint64_t> live_;
-};
-
-Block take(PyTorchCachingStrategy& s, std::uint64_t size, std::uint64_t stream = 0) {
-  std::optional<Block> b = s.allocate(size, stream);
-  EXPECT_TRUE(b.has_value()) << "allocate(" << size << ") failed";
-  return b.value_or(Block{});
-}
 
 PyTorchOptions max_split(std::uint64_t bytes) {
   PyTorchOptions o;

@@ -13,6 +13,7 @@
 
 #include "alloclab/strategies/pytorch.hpp"
 #include "alloclab/strategies/upstream/counting.hpp"
+#include "tests/strategies/bump_upstream.hpp"
 
 namespace {
 
@@ -24,6 +25,8 @@ using alloclab::PyTorchOptions;
 using alloclab::PyTorchSegmentInfo;
 using alloclab::UpstreamCall;
 namespace pt = alloclab::pytorch;
+using alloclab::test::BumpUpstream;
+using alloclab::test::take;
 
 constexpr std::uint64_t MiB = std::uint64_t{1} << 20;
 constexpr std::uint64_t kBase = pt::kExpandableBase;
@@ -31,46 +34,10 @@ constexpr std::uint64_t kSecond = kBase + (std::uint64_t{1} << 41);
 constexpr std::uint64_t kLargeRange = 58983 * 20 * MiB;
 constexpr std::uint64_t kSmallRange = 589824 * 2 * MiB;
 
-// Pages from a bump allocator, each call counted; fails when live bytes would exceed `limit`.
-class PageUpstream final : public alloclab::Upstream {
- public:
-  explicit PageUpstream(std::uint64_t limit = pt::kUnlimited) : limit_(limit) {}
-  std::optional<Block> allocate(std::uint64_t bytes) override {
-    if (bytes > limit_ - live_bytes) return std::nullopt;
-    const Block b{next_, bytes};
-    next_ += bytes;
-    live_.emplace(b.address, bytes);
-    live_bytes += bytes;
-    ++allocs;
-    return b;
-  }
-  void deallocate(const Block& b) override {
-    auto it = live_.find(b.address);
-    if (it == live_.end() || it->second != b.capacity) throw std::logic_error("bad upstream free");
-    live_bytes -= b.capacity;
-    live_.erase(it);
-    ++frees;
-  }
-  std::uint64_t allocs = 0;
-  std::uint64_t frees = 0;
-  std::uint64_t live_bytes = 0;
-
- private:
-  std::uint64_t limit_;
-  std::uint64_t next_ = std::uint64_t{1} << 32;
-  std::map<std::uint64_t, std::uint64_t> live_;
-};
-
 PyTorchOptions expandable() {
   PyTorchOptions o;
   o.expandable_segments = true;
   return o;
-}
-
-Block take(PyTorchCachingStrategy& s, std::uint64_t size, std::uint64_t stream = 0) {
-  std::optional<Block> b = s.allocate(size, stream);
-  EXPECT_TRUE(b.has_value()) << "allocate(" << size << ") failed";
-  return b.value_or(Block{});
 }
 
 PyTorchBlockInfo free_piece(std::uint64_t address, std::uint64_t size) {
@@ -84,7 +51,7 @@ PyTorchBlockInfo unmapped(std::uint64_t address, std::uint64_t end) {
 }
 
 TEST(PyTorchExpandable, the_first_request_maps_one_page_of_its_pool) {
-  PageUpstream up;
+  BumpUpstream up;
   CountingUpstream counting(up);
   std::vector<UpstreamCall> log;
   counting.log_calls(&log);
@@ -114,7 +81,7 @@ TEST(PyTorchExpandable, the_first_request_maps_one_page_of_its_pool) {
 }
 
 TEST(PyTorchExpandable, a_second_request_grows_the_segment_by_one_mapping) {
-  PageUpstream up;
+  BumpUpstream up;
   CountingUpstream counting(up);
   std::vector<UpstreamCall> log;
   counting.log_calls(&log);
@@ -136,7 +103,7 @@ TEST(PyTorchExpandable, a_second_request_grows_the_segment_by_one_mapping) {
 }
 
 TEST(PyTorchExpandable, a_request_above_a_page_maps_whole_pages_in_one_call) {
-  PageUpstream up;
+  BumpUpstream up;
   CountingUpstream counting(up);
   std::vector<UpstreamCall> log;
   counting.log_calls(&log);
@@ -153,7 +120,7 @@ TEST(PyTorchExpandable, a_request_above_a_page_maps_whole_pages_in_one_call) {
 }
 
 TEST(PyTorchExpandable, each_stream_and_pool_has_its_own_segment) {
-  PageUpstream up;
+  BumpUpstream up;
   PyTorchCachingStrategy s(up, expandable());
   EXPECT_EQ(take(s, 5 * MiB, 0), (Block{kBase, 5 * MiB}));
   EXPECT_EQ(take(s, 5 * MiB, 1), (Block{kSecond, 5 * MiB}));
@@ -167,7 +134,7 @@ TEST(PyTorchExpandable, each_stream_and_pool_has_its_own_segment) {
 }
 
 TEST(PyTorchExpandable, a_large_piece_splits_at_512_bytes) {
-  PageUpstream up;
+  BumpUpstream up;
   PyTorchCachingStrategy s(up, expandable());
   const Block a = take(s, 5 * MiB);
   s.deallocate(a);  // merges with the cached 15 MiB: one 20 MiB piece
@@ -179,7 +146,7 @@ TEST(PyTorchExpandable, a_large_piece_splits_at_512_bytes) {
 }
 
 TEST(PyTorchExpandable, best_fit_prefers_a_piece_that_cannot_grow) {
-  PageUpstream up;
+  BumpUpstream up;
   PyTorchCachingStrategy s(up, expandable());
   const Block a = take(s, 10 * MiB);  // at 0; 10 MiB cached after it
   take(s, 2 * MiB);                   // at 10 MiB; 8 MiB cached at 12 MiB, before unmapped space
@@ -191,7 +158,7 @@ TEST(PyTorchExpandable, best_fit_prefers_a_piece_that_cannot_grow) {
 }
 
 TEST(PyTorchExpandable, release_unmaps_whole_free_pages_only) {
-  PageUpstream up;
+  BumpUpstream up;
   CountingUpstream counting(up);
   std::vector<UpstreamCall> log;
   counting.log_calls(&log);
@@ -214,7 +181,7 @@ TEST(PyTorchExpandable, release_unmaps_whole_free_pages_only) {
 }
 
 TEST(PyTorchExpandable, release_forgets_a_segment_left_with_no_page) {
-  PageUpstream up;
+  BumpUpstream up;
   CountingUpstream counting(up);
   std::vector<UpstreamCall> log;
   counting.log_calls(&log);
@@ -238,7 +205,7 @@ TEST(PyTorchExpandable, release_forgets_a_segment_left_with_no_page) {
 }
 
 TEST(PyTorchExpandable, a_failed_mapping_releases_the_cache_and_retries) {
-  PageUpstream up(40 * MiB);
+  BumpUpstream up(40 * MiB);
   PyTorchCachingStrategy s(up, expandable());
   const Block a = take(s, 30 * MiB, 0);  // stream 0: pages 0-1 (40 MiB), the whole limit
   // Stream 1 needs a page: its new segment's mapping fails; releasing the cache frees nothing
@@ -265,7 +232,7 @@ TEST(PyTorchExpandable, a_failed_mapping_releases_the_cache_and_retries) {
 }
 
 TEST(PyTorchExpandable, an_oversize_piece_is_unmapped_not_released_and_its_gap_reused_first) {
-  PageUpstream up(100 * MiB);
+  BumpUpstream up(100 * MiB);
   PyTorchOptions o = expandable();
   o.max_split_size = 40 * MiB;
   PyTorchCachingStrategy s(up, o);
@@ -293,7 +260,7 @@ TEST(PyTorchExpandable, the_memory_fraction_is_checked_against_the_segment_size)
   PyTorchOptions o = expandable();
   o.per_process_memory_fraction = alloclab::Ratio{1, 2};
   o.device_memory = 100 * MiB;  // allowed: 50 MiB
-  PageUpstream up;
+  BumpUpstream up;
   PyTorchCachingStrategy s(up, o);
   // 30 MiB: get_allocation_size is 30 MiB <= 50, so it maps ceil(30 / 20) = 2 pages (40 MiB).
   take(s, 30 * MiB);
@@ -321,7 +288,7 @@ struct SplitMix {
   std::uint64_t below(std::uint64_t n) { return next() % n; }
 };
 
-void check_expandable_invariants(const PyTorchCachingStrategy& s, const PageUpstream& up,
+void check_expandable_invariants(const PyTorchCachingStrategy& s, const BumpUpstream& up,
                                  const std::map<std::uint64_t, std::uint64_t>& live) {
   std::uint64_t mapped = 0;
   std::uint64_t allocated = 0;
@@ -364,7 +331,7 @@ void check_expandable_invariants(const PyTorchCachingStrategy& s, const PageUpst
 }
 
 void run_expandable_workload(PyTorchOptions options, std::uint64_t seed) {
-  PageUpstream up(768 * MiB);
+  BumpUpstream up(768 * MiB);
   PyTorchCachingStrategy s(up, options);
   SplitMix rng{seed};
   std::map<std::uint64_t, std::uint64_t> live;
@@ -418,7 +385,7 @@ TEST(PyTorchExpandable, invariants_hold_under_a_random_workload_with_other_optio
 }
 
 TEST(PyTorchExpandable, blocks_are_not_upstream_memory) {
-  PageUpstream up;
+  BumpUpstream up;
   EXPECT_FALSE(PyTorchCachingStrategy(up, expandable()).hands_out_upstream_memory());
   EXPECT_TRUE(PyTorchCachingStrategy(up, PyTorchOptions{}).hands_out_upstream_memory());
 }

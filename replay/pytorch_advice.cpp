@@ -18,6 +18,7 @@ const char* const kRoundings[] = {"2", "4", "8", "16", "[256:1,512:2,1024:4,>:8]
 constexpr std::uint64_t kMaxSplitSizesMb[] = {20, 64, 128, 256, 512, 1024, 2048, 4096};
 constexpr std::uint64_t kMaxNonSplitRoundingsMb[] = {64, 256};
 const char* const kGarbageCollectionThresholds[] = {"0.6", "0.8"};
+const char* const kExpandable = "expandable_segments:True";
 
 // What a rounding does to this trace: every distinct request size, rounded.
 struct Rounding {
@@ -183,6 +184,12 @@ std::vector<PyTorchConfig> pytorch_advice_grid(const ResolvedTrace& trace,
       for (std::uint64_t mb : kMaxSplitSizesMb)
         if (fits(mb, none))
           grid.add(std::string("garbage_collection_threshold:") + t + "," + max_split(mb), 2, true);
+  // Segments that grow page by page instead of one cudaMalloc per segment: a different layout
+  // for any trace that asks for memory, alone and with each rounding kept above.
+  if (!sizes.empty()) {
+    grid.add(kExpandable, 1);
+    for (const Rounding& r : roundings) grid.add(join(kExpandable, r.conf), 2);
+  }
   return grid.take();
 }
 

@@ -259,9 +259,7 @@ std::string pytorch_advice_text(const PyTorchAdvice& a) {
   if (a.memory_limit)
     text += ", each on a device of " + human_bytes(*a.memory_limit) +
             " (--memory-limit), stopping at its first out-of-memory error";
-  text +=
-      ".\nNo setting here uses expandable_segments:True; replay it with -s "
-      "'pytorch-conf:\"expandable_segments:True\"'.\n\n";
+  text += ".\n\n";
   using Align = TextTable::Align;
   TextTable table({{"PYTORCH_CUDA_ALLOC_CONF", Align::left},
                    {"out of memory", Align::left},

@@ -58,7 +58,9 @@ DeviceTrace fragmenting_trace(bool then_200 = false) {
 
 // Ten 33 MiB blocks live together, freed, then one of 37 MiB. Default: ten 34 MiB segments and a
 // 38 MiB one (378 MiB, 11 cudaMalloc calls). roundup_power2_divisions:4 rounds 33 and 37 MiB
-// both to 40 MiB: ten segments serve all (400 MiB, 10 calls). Least memory and fewest calls part.
+// both to 40 MiB: ten segments serve all (400 MiB, 10 calls). Expandable segments map 330 MiB
+// in 17 pages of 20 MiB (340 MiB, 17 calls), and the 37 MiB block fits in what the ten left.
+// Least memory and fewest calls part.
 DeviceTrace reuse_for_memory_trace() {
   DeviceTrace t;
   for (std::uint64_t k = 0; k < 10; ++k) t.alloc(k, 33 * MiB);
@@ -92,11 +94,12 @@ const PyTorchTrial& trial(const PyTorchAdvice& a, const std::string& conf) {
 
 TEST(PyTorchAdvice, grid_of_small_power_of_two_requests_is_the_default_alone) {
   // Power-of-two sizes round to themselves under every division; nothing reaches 20 MiB or the
-  // large pool: no option can change a replay, with or without a limit.
+  // large pool: no option but expandable segments can change a replay, with or without a limit.
   DeviceTrace t;
   t.alloc(0, 4096).alloc(1, 65536).free(0).alloc(2, MiB).free(1).free(2);
-  EXPECT_EQ(confs(pytorch_advice_grid(t.resolved(), std::nullopt)), std::vector<std::string>{""});
-  EXPECT_EQ(confs(pytorch_advice_grid(t.resolved(), 64 * MiB)), std::vector<std::string>{""});
+  const std::vector<std::string> expected = {"", "expandable_segments:True"};
+  EXPECT_EQ(confs(pytorch_advice_grid(t.resolved(), std::nullopt)), expected);
+  EXPECT_EQ(confs(pytorch_advice_grid(t.resolved(), 64 * MiB)), expected);
 }
 
 TEST(PyTorchAdvice, grid_leaves_out_settings_that_cannot_change_the_replay) {
@@ -116,6 +119,9 @@ TEST(PyTorchAdvice, grid_leaves_out_settings_that_cannot_change_the_replay) {
     for (const std::string& r : rs) expected.push_back(m + "," + r);
   for (const std::string& m : ms)
     for (const char* n : {"64", "256"}) expected.push_back(m + ",max_non_split_rounding_mb:" + n);
+  // Last, expandable segments, alone and with each rounding kept.
+  expected.push_back("expandable_segments:True");
+  for (const std::string& r : rs) expected.push_back("expandable_segments:True," + r);
   EXPECT_EQ(confs(pytorch_advice_grid(t.resolved(), std::nullopt)), expected);
 
   // A limit adds the garbage collection thresholds, alone and with every max_split_size_mb,
@@ -134,7 +140,9 @@ TEST(PyTorchAdvice, grid_leaves_out_settings_that_cannot_change_the_replay) {
         << c.conf;
   }
   EXPECT_EQ(limited[1 + rs.size() + ms.size()].conf, "garbage_collection_threshold:0.6");
-  EXPECT_EQ(limited.back().conf, "garbage_collection_threshold:0.8,max_split_size_mb:256");
+  EXPECT_EQ(limited[limited.size() - 1 - 1 - rs.size()].conf,
+            "garbage_collection_threshold:0.8,max_split_size_mb:256");
+  EXPECT_EQ(limited.back().conf, "expandable_segments:True,roundup_power2_divisions:16");
 }
 
 TEST(PyTorchAdvice, a_list_rounding_is_kept_where_it_rounds_differently) {
@@ -186,10 +194,13 @@ TEST(PyTorchAdvice, least_memory_and_fewest_cuda_malloc_calls_can_be_different_s
   ASSERT_TRUE(a.least_reserved && a.fewest_upstream_allocs);
   const PyTorchTrial& least = a.trials[*a.least_reserved];
   const PyTorchTrial& fewest = a.trials[*a.fewest_upstream_allocs];
-  // The default ties with max_split_size_mb:20 (and with it N 64, 256): the default is first.
-  EXPECT_EQ(least.config.conf, "");
-  EXPECT_EQ(least.metrics.peak_reserved_bytes, 378 * MiB);
-  EXPECT_EQ(least.metrics.upstream_allocs, 11u);
+  // Expandable segments hold least: 340 MiB, mapped page by page (17 pages of 20 MiB, each an
+  // upstream call). The default holds 378 MiB in 11 segments.
+  EXPECT_EQ(least.config.conf, "expandable_segments:True");
+  EXPECT_EQ(least.metrics.peak_reserved_bytes, 340 * MiB);
+  EXPECT_EQ(least.metrics.upstream_allocs, 17u);
+  EXPECT_EQ(trial(a, "").metrics.peak_reserved_bytes, 378 * MiB);
+  EXPECT_EQ(trial(a, "").metrics.upstream_allocs, 11u);
   // Divisions 2 also make 10 calls, with 480 MiB: the tie goes to less memory.
   EXPECT_EQ(fewest.config.conf, "roundup_power2_divisions:4");
   EXPECT_EQ(fewest.metrics.peak_reserved_bytes, 400 * MiB);
@@ -197,7 +208,7 @@ TEST(PyTorchAdvice, least_memory_and_fewest_cuda_malloc_calls_can_be_different_s
   EXPECT_EQ(trial(a, "roundup_power2_divisions:2").metrics.upstream_allocs, 10u);
   // Without a limit nothing runs out of memory.
   for (const PyTorchTrial& t : a.trials) EXPECT_FALSE(t.oom()) << t.config.conf;
-  ASSERT_EQ(a.results.size(), 2u);  // the default is also the least-reserved pick: once
+  ASSERT_EQ(a.results.size(), 3u);  // the default and the two picks
 }
 
 TEST(PyTorchAdvice, when_every_setting_runs_out_it_names_the_one_that_got_furthest) {

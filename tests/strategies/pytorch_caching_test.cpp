@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "alloclab/strategies/pytorch.hpp"
+#include "tests/split_mix.hpp"
 #include "tests/strategies/bump_upstream.hpp"
 
 namespace {
@@ -19,6 +20,7 @@ using alloclab::PyTorchCachingStrategy;
 using alloclab::PyTorchOptions;
 namespace pt = alloclab::pytorch;
 using alloclab::test::BumpUpstream;
+using alloclab::test::SplitMix;
 using alloclab::test::take;
 
 constexpr std::uint64_t KiB = 1024;
@@ -850,18 +852,6 @@ TEST(PyTorchStrategy, memory_and_rounding_options_are_validated) {
 }
 
 // --- invariants under a random workload ----------------------------------------------------
-
-// A deterministic generator (std distributions differ between standard libraries).
-struct SplitMix {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  std::uint64_t below(std::uint64_t n) { return next() % n; }
-};
 
 struct Live {
   Block block;

@@ -13,6 +13,7 @@
 
 #include "alloclab/strategies/pytorch.hpp"
 #include "alloclab/strategies/upstream/counting.hpp"
+#include "tests/split_mix.hpp"
 #include "tests/strategies/bump_upstream.hpp"
 
 namespace {
@@ -26,6 +27,7 @@ using alloclab::PyTorchSegmentInfo;
 using alloclab::UpstreamCall;
 namespace pt = alloclab::pytorch;
 using alloclab::test::BumpUpstream;
+using alloclab::test::SplitMix;
 using alloclab::test::take;
 
 constexpr std::uint64_t MiB = std::uint64_t{1} << 20;
@@ -276,17 +278,6 @@ TEST(PyTorchExpandable, the_memory_fraction_is_checked_against_the_segment_size)
 }
 
 // --- invariants under a random workload -------------------------------------------------------
-
-struct SplitMix {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  std::uint64_t below(std::uint64_t n) { return next() % n; }
-};
 
 void check_expandable_invariants(const PyTorchCachingStrategy& s, const BumpUpstream& up,
                                  const std::map<std::uint64_t, std::uint64_t>& live) {

@@ -9,7 +9,8 @@ ResolvedLoad load_alt_resolved(const std::string& path, AltLoadStats* stats,
   std::unique_ptr<StreamResolver> resolver;
   EventTally events;
   AltStreamResult read = stream_alt(
-      path, [&](std::uint64_t expected) { resolver = std::make_unique<StreamResolver>(expected, path); },
+      path,
+      [&](std::uint64_t expected) { resolver = std::make_unique<StreamResolver>(expected, path); },
       [&](const Trace& batch) {
         resolver->add(batch);
         events.add(batch);

@@ -66,6 +66,23 @@ class Reader {
 
 }  // namespace
 
+std::vector<std::optional<std::size_t>> segment_of_blocks(std::span<const StartBlock> blocks,
+                                                          std::span<const StartSegment> segments) {
+  std::vector<std::optional<std::size_t>> out(blocks.size());
+  std::size_t s = 0;
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    const StartBlock& b = blocks[k];
+    const auto ends_before = [&](const StartSegment& seg) {
+      return seg.device < b.device ||
+             (seg.device == b.device && seg.address + seg.size <= b.address);
+    };
+    while (s < segments.size() && ends_before(segments[s])) ++s;
+    if (s < segments.size() && segments[s].device == b.device && segments[s].address <= b.address)
+      out[k] = s;
+  }
+  return out;
+}
+
 void check_start_state(const StartState& state, const std::string& where) {
   const std::string at = where + ": " + kStartStateKey + ": ";
   for (std::size_t k = 0; k < state.segments.size(); ++k) {

@@ -275,37 +275,32 @@ class Replayer {
     };
     std::vector<Held> held(lanes_.size());
     // A device with segments but no allocation has no lane: its segments change nothing.
-    std::vector<std::optional<std::pair<std::size_t, std::size_t>>> slot(start.segments.size());
+    // Otherwise a segment's place in its lane's list.
+    std::vector<std::optional<std::size_t>> slot(start.segments.size());
     for (std::size_t k = 0; k < start.segments.size(); ++k) {
       const StartSegment& seg = start.segments[k];
       const auto lane = lane_of_device.find(seg.device);
       if (lane == lane_of_device.end()) continue;
       Held& h = held[lane->second];
-      slot[k] = {lane->second, h.segments.size()};
+      slot[k] = h.segments.size();
       std::optional<bool> small;
       if (seg.pool != SegmentPool::unknown) small = seg.pool == SegmentPool::small;
       h.segments.push_back(HeldSegment{seg.size, seg.stream, small, {}});
       h.ids.emplace_back();
     }
-    // Blocks and segments are both by device, then address.
-    std::size_t k = 0;
+    const std::vector<std::optional<std::size_t>> segment_of =
+        segment_of_blocks(start.blocks, start.segments);
     for (std::uint32_t id = 0; id < start.blocks.size(); ++id) {
       const StartBlock& b = start.blocks[id];
-      const auto ends_before = [&](const StartSegment& seg) {
-        return seg.device < b.device ||
-               (seg.device == b.device && seg.address + seg.size <= b.address);
-      };
-      while (k < start.segments.size() && ends_before(start.segments[k])) ++k;
       Held& h = held[lane_index(id)];
-      const HeldPiece piece{0, b.requested, b.capacity};
-      if (k < start.segments.size() && start.segments[k].device == b.device &&
-          start.segments[k].address <= b.address && slot[k]) {
-        const std::size_t at = slot[k]->second;
-        h.segments[at].pieces.push_back(piece);
-        h.segments[at].pieces.back().offset = b.address - start.segments[k].address;
-        h.ids[at].push_back(id);
+      const std::optional<std::size_t> k = segment_of[id];
+      if (k && slot[*k]) {
+        const std::uint64_t offset = b.address - start.segments[*k].address;
+        h.segments[*slot[*k]].pieces.push_back(HeldPiece{offset, b.requested, b.capacity});
+        h.ids[*slot[*k]].push_back(id);
       } else {
-        h.segments.push_back(HeldSegment{0, b.stream, std::nullopt, {piece}});
+        h.segments.push_back(
+            HeldSegment{0, b.stream, std::nullopt, {{0, b.requested, b.capacity}}});
         h.ids.push_back({id});
       }
     }

@@ -126,12 +126,11 @@ void size_from_later_allocations(std::span<StartBlock> blocks,
     bool live = true;
   };
   std::vector<Unsized> unsized;
-  std::size_t s = 0;
+  const std::vector<std::optional<std::size_t>> segment_of = segment_of_blocks(blocks, segments);
   for (std::size_t k = 0; k < blocks.size(); ++k) {
-    if (blocks[k].capacity) continue;
-    while (s < segments.size() && segments[s].address + segments[s].size <= blocks[k].address) ++s;
-    if (s == segments.size() || segments[s].address > blocks[k].address) continue;  // guessed
-    std::uint64_t end = segments[s].address + segments[s].size;
+    if (blocks[k].capacity || !segment_of[k]) continue;  // sized, or its segment guessed
+    const StartSegment& seg = segments[*segment_of[k]];
+    std::uint64_t end = seg.address + seg.size;
     if (k + 1 < blocks.size()) end = std::min(end, blocks[k + 1].address);
     unsized.push_back({blocks[k].address, end, &blocks[k]});
   }
@@ -242,21 +241,12 @@ void walk_back(DeviceId device, const DumpedDevice& dumped, std::span<const Hist
 
 void check_blocks_in_segments(StartState& state, const std::string& name) {
   std::uint64_t outside = 0, outside_bytes = 0;
-  // Both lists are by device, then address: one merge-like pass.
-  std::size_t s = 0;
-  for (const StartBlock& b : state.blocks) {
-    while (s < state.segments.size() &&
-           (state.segments[s].device < b.device ||
-            (state.segments[s].device == b.device &&
-             state.segments[s].address + state.segments[s].size <= b.address)))
-      ++s;
-    const bool inside = s < state.segments.size() && state.segments[s].device == b.device &&
-                        state.segments[s].address <= b.address &&
-                        b.address - state.segments[s].address < state.segments[s].size;
-    if (!inside) {
-      ++outside;
-      outside_bytes += b.capacity.value_or(b.requested);
-    }
+  const std::vector<std::optional<std::size_t>> segment_of =
+      segment_of_blocks(state.blocks, state.segments);
+  for (std::size_t k = 0; k < state.blocks.size(); ++k) {
+    if (segment_of[k]) continue;
+    ++outside;
+    outside_bytes += state.blocks[k].capacity.value_or(state.blocks[k].requested);
   }
   if (outside == 0) return;
   state.guessed_bytes += outside_bytes;

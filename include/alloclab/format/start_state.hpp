@@ -8,8 +8,10 @@
 //
 // It travels in the trace's metadata (key kStartStateKey), so an `.alt` made from a snapshot
 // keeps it.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -62,6 +64,11 @@ struct StartState {
   std::uint64_t segment_bytes() const;
   std::uint64_t block_bytes() const;  // requested bytes
 };
+
+// For each of `blocks`, the index into `segments` of the segment it starts in, or nullopt when it
+// lies in none. Both lists must be by device, then address (as StartState keeps them): one pass.
+std::vector<std::optional<std::size_t>> segment_of_blocks(std::span<const StartBlock> blocks,
+                                                          std::span<const StartSegment> segments);
 
 // Throws InputError "WHERE: allocator_state_at_start: ..." unless segments and blocks are each
 // in order (device, then address) without overlaps, every block at least its request.

@@ -6,11 +6,13 @@
 #include "life_cycle.hpp"
 #include "alloclab/protocol/environment.hpp"
 
+#include <dlfcn.h>
 #include <signal.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -213,11 +215,32 @@ __attribute__((destructor(101))) static void alloclab_preload_destructor() {
   --t_guard;
 }
 
+// A library preloaded after this one may take the markers too (`alloclab run --record`'s
+// strategy): each marker is passed on to the next definition of its entry point, if any.
+namespace {
+template <typename Fn>
+Fn next_marker(std::atomic<void*>& cache, const char* name) {
+  void* fn = cache.load(std::memory_order_acquire);
+  if (fn == nullptr) {
+    fn = dlsym(RTLD_NEXT, name);
+    if (fn == nullptr) fn = reinterpret_cast<void*>(1);
+    cache.store(fn, std::memory_order_release);
+  }
+  return fn == reinterpret_cast<void*>(1) ? nullptr : reinterpret_cast<Fn>(fn);
+}
+std::atomic<void*> g_next_run_begin{nullptr};
+std::atomic<void*> g_next_run_end{nullptr};
+}  // namespace
+
 ALLOCLAB_EXPORT void alloclab_preload_run_begin(const char* label) {
   if (tracing()) record_marker(op_run_begin, label);
+  if (auto next =
+          next_marker<void (*)(const char*)>(g_next_run_begin, "alloclab_preload_run_begin"))
+    next(label);
 }
 ALLOCLAB_EXPORT void alloclab_preload_run_end(void) {
   if (tracing()) record_marker(op_run_end, nullptr);
+  if (auto next = next_marker<void (*)()>(g_next_run_end, "alloclab_preload_run_end")) next();
 }
 ALLOCLAB_EXPORT void alloclab_preload_mark(const char* label) {
   if (tracing()) record_marker(op_mark, label);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tests/cli/cli_test_util.hpp"
+#include "tests/preload/sanitizer_skips.hpp"
 
 namespace alloclab {
 namespace {
@@ -20,6 +21,9 @@ using test::run_cli;
 class RunCli : public ::testing::Test {
  protected:
   void SetUp() override {
+    // The live library is built as the rest is: with ASan it cannot go into other programs.
+    ALLOCLAB_SKIP_UNDER_ASAN();
+    ALLOCLAB_SKIP_UNDER_TSAN("the live library runs the strategy uninstrumented code cannot see");
     dir_ = fs::temp_directory_path() /
            ("alloclab_run_cli_" + std::to_string(getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());

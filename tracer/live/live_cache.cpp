@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "alloclab/strategies/registry.hpp"
 
@@ -59,9 +61,14 @@ LiveCache::LiveCache(std::string_view spec, Upstream& upstream, Clock clock, boo
       range_(std::make_unique<RangeUpstream>(upstream, low_, high_)),
       timed_(std::make_unique<TimedUpstream>(*range_, clock, upstream_allocate_,
                                              upstream_deallocate_)),
-      counting_(std::make_unique<CountingUpstream>(*timed_)),
+      virtual_(std::make_unique<VirtualUpstream>(*timed_)),
+      counting_(std::make_unique<CountingUpstream>(*virtual_)),
       strategy_(make_strategy(spec, *counting_)),
       start_ns_(clock()) {
+  if (!strategy_->hands_out_upstream_memory())
+    throw std::invalid_argument(std::string(spec) +
+                                " cannot run inside a program: its blocks lie in a virtual "
+                                "address range it models, not in memory");
   if (implicit_run) begin_run_of_strategy();
 }
 
@@ -93,18 +100,18 @@ void* LiveCache::allocate(std::size_t size) {
     after_operation();
     return nullptr;
   }
-  table_.insert(HandedOut{block->address, block->capacity, size});
+  const std::uint64_t real = virtual_->to_real(block->address);
+  table_.insert_or_assign(real, HandedOut{block->address, block->capacity, size});
   live_bytes_ += size;
   allocated_bytes_ += block->capacity;
   after_operation();
-  return reinterpret_cast<void*>(static_cast<std::uintptr_t>(block->address));
+  return reinterpret_cast<void*>(static_cast<std::uintptr_t>(real));
 }
 
 void LiveCache::deallocate(void* p) {
-  const HandedOut entry = *table_.find(address_of(p));
-  table_.erase(entry.address);
+  const HandedOut entry = *table_.take(address_of(p));
   const std::uint64_t start = clock_();
-  strategy_->deallocate(Block{entry.address, entry.capacity});
+  strategy_->deallocate(Block{entry.name, entry.capacity});
   strategy_deallocate_.record(clock_() - start);
   live_bytes_ -= entry.requested;
   allocated_bytes_ -= entry.capacity;

@@ -13,12 +13,20 @@
 #include <memory>
 #include <string_view>
 
-#include "alloclab/live/block_table.hpp"
+#include "alloclab/format/address_map.hpp"
 #include "alloclab/live/live_report.hpp"
+#include "alloclab/live/virtual_upstream.hpp"
 #include "alloclab/strategies/strategy.hpp"
 #include "alloclab/strategies/upstream/counting.hpp"
 
 namespace alloclab::live {
+
+// A block the strategy handed out, by the real address the program has.
+struct HandedOut {
+  std::uint64_t name = 0;  // its address to the strategy (VirtualUpstream)
+  std::uint64_t capacity = 0;
+  std::uint64_t requested = 0;
+};
 
 // Nanoseconds of a monotonic clock; a parameter so that tests can drive time.
 using Clock = std::uint64_t (*)();
@@ -26,7 +34,8 @@ using Clock = std::uint64_t (*)();
 class LiveCache {
  public:
   // `upstream` (the program's real allocator, or a test's) must outlive the cache. Throws
-  // SpecError for a bad spec. With `implicit_run` the cache starts inside a run, as a replay
+  // SpecError for a bad spec, std::invalid_argument for a strategy whose blocks are not memory
+  // (a model of virtual memory). With `implicit_run` the cache starts inside a run, as a replay
   // treats a trace without run markers; without it, outside any run until begin_run(), as a
   // replay treats a trace with markers.
   LiveCache(std::string_view spec, Upstream& upstream, Clock clock, bool implicit_run);
@@ -41,7 +50,7 @@ class LiveCache {
     const auto a = reinterpret_cast<std::uintptr_t>(p);
     return a >= low_.load(std::memory_order_acquire) && a < high_.load(std::memory_order_acquire);
   }
-  bool owns(const void* p) const { return table_.find(address_of(p)) != nullptr; }
+  bool owns(const void* p) const { return table_.contains(address_of(p)); }
   // `p` must be owned.
   void deallocate(void* p);
   // `p` must be owned and `size` non-zero. A block whose capacity holds `size` is kept: the
@@ -72,11 +81,13 @@ class LiveCache {
   Clock clock_;
   std::atomic<std::uint64_t> low_{~std::uint64_t{0}};
   std::atomic<std::uint64_t> high_{0};
+  // strategy -> counting -> virtual (the simulated replay's addresses) -> timed -> range -> real
   std::unique_ptr<RangeUpstream> range_;
   std::unique_ptr<TimedUpstream> timed_;
+  std::unique_ptr<VirtualUpstream> virtual_;
   std::unique_ptr<CountingUpstream> counting_;
   std::unique_ptr<Strategy> strategy_;  // last: destroyed first, before its upstreams
-  BlockTable table_;
+  AddressMap<HandedOut> table_;
   std::uint64_t start_ns_ = 0;
   bool in_run_ = false;
   std::uint64_t live_bytes_ = 0;

@@ -25,19 +25,6 @@ LatencyHistogram LatencyHistogram::from_buckets(
   return h;
 }
 
-std::uint64_t LatencyHistogram::bucket_low(std::size_t index) {
-  if (index < kSubBuckets) return index;
-  const std::uint64_t shift = index / kSubBuckets - 1;
-  const std::uint64_t sub = index % kSubBuckets;
-  return (kSubBuckets + sub) << shift;
-}
-
-std::uint64_t LatencyHistogram::bucket_high(std::size_t index) {
-  if (index < kSubBuckets) return index;
-  const std::uint64_t shift = index / kSubBuckets - 1;
-  return bucket_low(index) + ((std::uint64_t{1} << shift) - 1);
-}
-
 void LatencyHistogram::merge(const LatencyHistogram& other) {
   for (std::size_t i = 0; i < kBuckets; ++i) buckets_[i] += other.buckets_[i];
   count_ += other.count_;

@@ -21,6 +21,7 @@ std::uint64_t g_now = 0;
 std::uint64_t test_clock() {
   return g_now += 10;
 }
+constexpr Clock kClock{test_clock, test_clock};
 
 Event event_of(Op op, std::uint64_t address, std::uint64_t size) {
   Event e;
@@ -39,7 +40,7 @@ struct Workload {
   std::vector<void*> held;
 
   Workload(const std::string& spec, Upstream& upstream, bool implicit_run)
-      : cache(spec, upstream, test_clock, implicit_run) {}
+      : cache(spec, upstream, kClock, implicit_run) {}
 
   void allocate(std::size_t size) {
     void* p = cache.allocate(size);
@@ -133,7 +134,7 @@ TEST(LiveCache, counts_runs_from_markers_as_a_replay_of_a_trace_with_markers) {
 
 TEST(LiveCache, keeps_a_block_a_realloc_fits_in_and_moves_one_it_outgrows) {
   HostMallocUpstream upstream;
-  LiveCache cache("exact", upstream, test_clock, true);
+  LiveCache cache("exact", upstream, kClock, true);
   auto* p = static_cast<unsigned char*>(cache.allocate(1 << 20));
   for (std::size_t i = 0; i < 4096; ++i) p[i] = static_cast<unsigned char>(i);
   EXPECT_EQ(cache.reallocate(p, 1 << 19), p);  // fits: kept, one request and one hit
@@ -163,7 +164,7 @@ TEST(LiveCache, keeps_a_block_a_realloc_fits_in_and_moves_one_it_outgrows) {
 TEST(LiveCache, says_no_to_the_program_and_describes_the_first_failure) {
   HostMallocUpstream host;
   LimitUpstream upstream(host, 4 << 20);
-  LiveCache cache("exact", upstream, test_clock, true);
+  LiveCache cache("exact", upstream, kClock, true);
   void* a = cache.allocate(3 << 20);
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(cache.allocate(2 << 20), nullptr);
@@ -181,13 +182,13 @@ TEST(LiveCache, says_no_to_the_program_and_describes_the_first_failure) {
 
 TEST(LiveCache, refuses_a_strategy_whose_blocks_are_not_memory) {
   HostMallocUpstream upstream;
-  EXPECT_THROW(LiveCache("pytorch:expandable_segments=true", upstream, test_clock, true),
+  EXPECT_THROW(LiveCache("pytorch:expandable_segments=true", upstream, kClock, true),
                std::invalid_argument);
 }
 
 TEST(LiveCache, may_own_rules_out_addresses_outside_every_upstream_block) {
   HostMallocUpstream upstream;
-  LiveCache cache("best-fit", upstream, test_clock, true);
+  LiveCache cache("best-fit", upstream, kClock, true);
   int on_stack = 0;
   EXPECT_FALSE(cache.may_own(&on_stack));
   void* p = cache.allocate(1 << 20);

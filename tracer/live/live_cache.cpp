@@ -38,15 +38,15 @@ class LiveCache::TimedUpstream final : public Upstream {
   TimedUpstream(Upstream& inner, Clock clock, LiveHistogram& allocate, LiveHistogram& deallocate)
       : inner_(inner), clock_(clock), allocate_(allocate), deallocate_(deallocate) {}
   std::optional<Block> allocate(std::uint64_t bytes) override {
-    const std::uint64_t start = clock_();
+    const std::uint64_t start = clock_.ticks();
     std::optional<Block> block = inner_.allocate(bytes);
-    allocate_.record(clock_() - start);
+    allocate_.record(clock_.ticks() - start);
     return block;
   }
   void deallocate(const Block& block) override {
-    const std::uint64_t start = clock_();
+    const std::uint64_t start = clock_.ticks();
     inner_.deallocate(block);
-    deallocate_.record(clock_() - start);
+    deallocate_.record(clock_.ticks() - start);
   }
 
  private:
@@ -64,7 +64,8 @@ LiveCache::LiveCache(std::string_view spec, Upstream& upstream, Clock clock, boo
       virtual_(std::make_unique<VirtualUpstream>(*timed_)),
       counting_(std::make_unique<CountingUpstream>(*virtual_)),
       strategy_(make_strategy(spec, *counting_)),
-      start_ns_(clock()) {
+      start_ticks_(clock.ticks()),
+      start_ns_(clock.ns()) {
   if (!strategy_->hands_out_upstream_memory())
     throw std::invalid_argument(std::string(spec) +
                                 " cannot run inside a program: its blocks lie in a virtual "
@@ -86,14 +87,15 @@ void LiveCache::after_operation() {
 
 void LiveCache::failed(std::size_t size) {
   if (!first_failure_)
-    first_failure_ = LiveFailure{size, clock_() - start_ns_, live_bytes_, allocated_bytes_,
+    first_failure_ = LiveFailure{size, clock_.ns() - start_ns_, live_bytes_, allocated_bytes_,
                                  counting_->reserved_bytes()};
 }
 
 void* LiveCache::allocate(std::size_t size) {
-  const std::uint64_t start = clock_();
+  const bool timed = time_this_call();
+  const std::uint64_t start = timed ? clock_.ticks() : 0;
   const std::optional<Block> block = strategy_->allocate(size, 0);
-  strategy_allocate_.record(clock_() - start);
+  if (timed) strategy_allocate_.record(clock_.ticks() - start, kTimedOneIn);
   // A block at address 0 cannot be told from a failure by the program: it is one.
   if (!block || block->address == 0) {
     failed(size);
@@ -109,10 +111,15 @@ void* LiveCache::allocate(std::size_t size) {
 }
 
 void LiveCache::deallocate(void* p) {
-  const HandedOut entry = *table_.take(address_of(p));
-  const std::uint64_t start = clock_();
+  // Copied out field by field: moving the entry out whole through an optional stalls on a
+  // store the copy cannot forward from.
+  const HandedOut* found = table_.find(address_of(p));
+  const HandedOut entry{found->name, found->capacity, found->requested};
+  table_.erase(address_of(p));
+  const bool timed = time_this_call();
+  const std::uint64_t start = timed ? clock_.ticks() : 0;
   strategy_->deallocate(Block{entry.name, entry.capacity});
-  strategy_deallocate_.record(clock_() - start);
+  if (timed) strategy_deallocate_.record(clock_.ticks() - start, kTimedOneIn);
   live_bytes_ -= entry.requested;
   allocated_bytes_ -= entry.capacity;
   after_operation();
@@ -173,10 +180,15 @@ LiveReport LiveCache::report() const {
   r.slack_bytes = stats.slack_bytes + in_place_slack_;
   r.in_place_reallocs = in_place_;
   r.runs = runs_;
-  r.latency["strategy_allocate"] = strategy_allocate_.raw();
-  r.latency["strategy_deallocate"] = strategy_deallocate_.raw();
-  r.latency["upstream_allocate"] = upstream_allocate_.raw();
-  r.latency["upstream_deallocate"] = upstream_deallocate_.raw();
+  // What a tick is worth, over the whole run so far.
+  const std::uint64_t ticks = clock_.ticks() - start_ticks_;
+  const std::uint64_t ns = clock_.ns() - start_ns_;
+  const double ns_per_tick =
+      ticks == 0 ? 1.0 : static_cast<double>(ns) / static_cast<double>(ticks);
+  r.latency["strategy_allocate"] = strategy_allocate_.raw(ns_per_tick);
+  r.latency["strategy_deallocate"] = strategy_deallocate_.raw(ns_per_tick);
+  r.latency["upstream_allocate"] = upstream_allocate_.raw(ns_per_tick);
+  r.latency["upstream_deallocate"] = upstream_deallocate_.raw(ns_per_tick);
   for (const auto& [name, value] : strategy_->counters()) r.strategy_counters[name] = value;
   r.first_failure = first_failure_;
   return r;

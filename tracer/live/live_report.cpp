@@ -1,6 +1,7 @@
 #include "alloclab/live/live_report.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <stdexcept>
 
 namespace alloclab::live {
@@ -108,13 +109,22 @@ class Lines {
 
 }  // namespace
 
-LiveHistogram::Raw LiveHistogram::raw() const {
+LiveHistogram::Raw LiveHistogram::raw(double ns_per_unit) const {
+  const auto scaled = [ns_per_unit](std::uint64_t units) {
+    return static_cast<std::uint64_t>(std::llround(static_cast<double>(units) * ns_per_unit));
+  };
   Raw r;
-  for (std::size_t i = 0; i < buckets_.size(); ++i)
-    if (buckets_[i] != 0) r.buckets.emplace_back(i, buckets_[i]);
-  r.total = total_;
-  r.max = max_;
-  r.min = r.buckets.empty() ? 0 : min_;
+  std::map<std::size_t, std::uint64_t> buckets;
+  for (std::size_t i = 0; i < buckets_.size(); ++i) {
+    if (buckets_[i] == 0) continue;
+    const std::uint64_t low = LatencyHistogram::bucket_low(i);
+    const std::uint64_t middle = low + (LatencyHistogram::bucket_high(i) - low) / 2;
+    buckets[LatencyHistogram::index_of(scaled(middle))] += buckets_[i];
+  }
+  r.buckets.assign(buckets.begin(), buckets.end());
+  r.total = scaled(total_);
+  r.max = scaled(max_);
+  r.min = r.buckets.empty() ? 0 : scaled(min_);
   return r;
 }
 

@@ -28,11 +28,19 @@ struct HandedOut {
   std::uint64_t requested = 0;
 };
 
-// Nanoseconds of a monotonic clock; a parameter so that tests can drive time.
-using Clock = std::uint64_t (*)();
+// The cache's time sources; parameters so that tests can drive time.
+struct Clock {
+  std::uint64_t (*ticks)();  // for durations: cheap to read, steady, any unit
+  std::uint64_t (*ns)();     // CLOCK_MONOTONIC nanoseconds: what the ticks are worth
+};
 
 class LiveCache {
  public:
+  // The strategy's calls timed, one in this many, chosen at random: reading a clock twice costs
+  // more than a cached allocate + free. Each timed call stands for this many in the histograms.
+  // Upstream calls (a system allocator's, far slower) are all timed.
+  static constexpr std::uint64_t kTimedOneIn = 16;
+
   // `upstream` (the program's real allocator, or a test's) must outlive the cache. Throws
   // SpecError for a bad spec, std::invalid_argument for a strategy whose blocks are not memory
   // (a model of virtual memory). With `implicit_run` the cache starts inside a run, as a replay
@@ -73,6 +81,13 @@ class LiveCache {
   static std::uint64_t address_of(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
   void begin_run_of_strategy();
   void after_operation();
+  bool time_this_call() {
+    // xorshift64: a few instructions, and no pattern a program's own loop could fall in step with.
+    sampler_ ^= sampler_ << 13;
+    sampler_ ^= sampler_ >> 7;
+    sampler_ ^= sampler_ << 17;
+    return (sampler_ & (kTimedOneIn - 1)) == 0;
+  }
   void failed(std::size_t size);
 
   class RangeUpstream;
@@ -88,6 +103,8 @@ class LiveCache {
   std::unique_ptr<CountingUpstream> counting_;
   std::unique_ptr<Strategy> strategy_;  // last: destroyed first, before its upstreams
   AddressMap<HandedOut> table_;
+  std::uint64_t sampler_ = 0x9E3779B97F4A7C15ull;
+  std::uint64_t start_ticks_ = 0;
   std::uint64_t start_ns_ = 0;
   bool in_run_ = false;
   std::uint64_t live_bytes_ = 0;

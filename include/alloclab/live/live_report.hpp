@@ -17,13 +17,15 @@
 namespace alloclab::live {
 
 // A latency histogram kept inside the program: LatencyHistogram's buckets, without its
-// summaries (which the reader computes).
+// summaries (which the reader computes), of durations in any unit (the cache counts clock
+// ticks, which cost a few nanoseconds to read where the system clock costs tens).
 class LiveHistogram {
  public:
   LiveHistogram() : buckets_(LatencyHistogram::kBucketCount, 0) {}
-  void record(std::uint64_t ns) {
-    ++buckets_[LatencyHistogram::index_of(ns)];
-    total_ += ns;
+  // `weight`: how many calls this one stands for (a sample of one call in `weight`).
+  void record(std::uint64_t ns, std::uint64_t weight = 1) {
+    buckets_[LatencyHistogram::index_of(ns)] += weight;
+    total_ += ns * weight;
     if (ns > max_) max_ = ns;
     if (ns < min_) min_ = ns;
   }
@@ -32,7 +34,10 @@ class LiveHistogram {
     std::uint64_t total = 0, max = 0, min = 0;
     bool operator==(const Raw&) const = default;
   };
-  Raw raw() const;
+  // In nanoseconds, `ns_per_unit` of them per recorded unit: each bucket's count goes to the
+  // bucket of its middle value scaled (so within the histogram's resolution); total, max and
+  // min are scaled exactly.
+  Raw raw(double ns_per_unit = 1.0) const;
 
  private:
   std::vector<std::uint64_t> buckets_;

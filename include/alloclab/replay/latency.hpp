@@ -73,8 +73,17 @@ class LatencyHistogram {
     return static_cast<std::size_t>(kSubBuckets * (shift + 1) + ((ns >> shift) - kSubBuckets));
   }
   // The range [low, high] of values that fall in bucket `index`.
-  static std::uint64_t bucket_low(std::size_t index);
-  static std::uint64_t bucket_high(std::size_t index);
+  static std::uint64_t bucket_low(std::size_t index) {
+    if (index < kSubBuckets) return index;
+    const std::uint64_t shift = index / kSubBuckets - 1;
+    const std::uint64_t sub = index % kSubBuckets;
+    return (kSubBuckets + sub) << shift;
+  }
+  static std::uint64_t bucket_high(std::size_t index) {
+    if (index < kSubBuckets) return index;
+    const std::uint64_t shift = index / kSubBuckets - 1;
+    return bucket_low(index) + ((std::uint64_t{1} << shift) - 1);
+  }
 
  private:
   static constexpr std::size_t kBuckets = kBucketCount;

@@ -94,6 +94,18 @@ TEST_F(RunCli, counts_the_runs_the_program_marks) {
   EXPECT_EQ(result["evictions"], 20);
 }
 
+TEST_F(RunCli, passes_the_runs_on_to_the_strategy_while_recording_them) {
+  const std::string json = path("runs.json");
+  const std::string trace = path("runs.alt");
+  const auto r = run_cli("run -s rten --markers --record " + trace + " --json " + json + " -- " +
+                         subject("runs"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json report = read_json(json);
+  EXPECT_EQ(report["results"][0]["evictions"], 20);  // as without --record: the runs arrived
+  EXPECT_EQ(report["trace"]["runs"].size(), 10u);    // and the trace has them too
+  EXPECT_EQ(report["program"]["trace"], trace);
+}
+
 TEST_F(RunCli, returns_null_and_enomem_when_the_strategy_cannot_serve) {
   const std::string json = path("enomem.json");
   const auto r = run_cli("run -s exact --json " + json + " -- " + subject("enomem"));

@@ -215,15 +215,19 @@ __attribute__((destructor(101))) static void alloclab_preload_destructor() {
   --t_guard;
 }
 
-// A library preloaded after this one may take the markers too (`alloclab run --record`'s
-// strategy): each marker is passed on to the next definition of its entry point, if any.
+// `alloclab run --record` preloads its strategy's library after this one, and that library
+// takes the markers too: each marker is passed on to it. Looked up only then: a dlsym that finds
+// nothing allocates an error string, freed later where the program's frees are recorded.
 namespace {
 template <typename Fn>
 Fn next_marker(std::atomic<void*>& cache, const char* name) {
   void* fn = cache.load(std::memory_order_acquire);
   if (fn == nullptr) {
-    fn = dlsym(RTLD_NEXT, name);
-    if (fn == nullptr) fn = reinterpret_cast<void*>(1);
+    fn = reinterpret_cast<void*>(1);
+    if (std::getenv(alloclab::protocol::env_live_spec) != nullptr) {
+      GuardScope guard;
+      if (void* next = dlsym(RTLD_NEXT, name)) fn = next;
+    }
     cache.store(fn, std::memory_order_release);
   }
   return fn == reinterpret_cast<void*>(1) ? nullptr : reinterpret_cast<Fn>(fn);

@@ -32,6 +32,7 @@ void add_all_commands(CLI::App& app) {
   add_merge_command(app);
   add_advise_command(app);
   add_record_command(app);
+  add_run_command(app);
   add_calibrate_command(app);
   add_gui_command(app);
 }

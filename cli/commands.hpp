@@ -24,6 +24,7 @@ void add_sweep_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
 void add_advise_command(CLI::App& app);
 void add_record_command(CLI::App& app);
+void add_run_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_gui_command(CLI::App& app);
 

@@ -2,22 +2,27 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 namespace alloclab {
 
 LatencyHistogram::LatencyHistogram() : buckets_(kBuckets, 0) {}
 
-std::uint64_t LatencyHistogram::bucket_low(std::size_t index) {
-  if (index < kSubBuckets) return index;
-  const std::uint64_t shift = index / kSubBuckets - 1;
-  const std::uint64_t sub = index % kSubBuckets;
-  return (kSubBuckets + sub) << shift;
-}
-
-std::uint64_t LatencyHistogram::bucket_high(std::size_t index) {
-  if (index < kSubBuckets) return index;
-  const std::uint64_t shift = index / kSubBuckets - 1;
-  return bucket_low(index) + ((std::uint64_t{1} << shift) - 1);
+LatencyHistogram LatencyHistogram::from_buckets(
+    const std::vector<std::pair<std::size_t, std::uint64_t>>& buckets, std::uint64_t total,
+    std::uint64_t max, std::uint64_t min) {
+  LatencyHistogram h;
+  for (const auto& [index, count] : buckets) {
+    if (index >= kBuckets)
+      throw std::invalid_argument("latency bucket " + std::to_string(index) + " out of range");
+    h.buckets_[index] += count;
+    h.count_ += count;
+  }
+  h.total_ = total;
+  h.max_ = max;
+  h.min_ = h.count_ ? min : ~std::uint64_t{0};
+  return h;
 }
 
 void LatencyHistogram::merge(const LatencyHistogram& other) {

@@ -408,6 +408,7 @@ nlohmann::json report_json(const TraceSummary& trace, const std::vector<Strategy
     out["touch"] = context.touch;
     out["timing_mode"] = context.timing;
   }
+  if (context.mode == "live") out["program"] = context.program;
   nlohmann::json list = nlohmann::json::array();
   for (const StrategyResult& r : results) list.push_back(result_json(r, with_runs));
   out["results"] = std::move(list);

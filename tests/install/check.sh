@@ -9,7 +9,8 @@ record=$2
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
-for file in bin/alloclab lib/liballoclab_preload.so lib/alloclab-writer include/alloclab/markers.h \
+for file in bin/alloclab lib/liballoclab_preload.so lib/liballoclab_live.so lib/alloclab-writer \
+    include/alloclab/markers.h \
     include/alloclab/strategy_plugin.h share/alloclab/python/alloclab_markers.py; do
   test -e "$prefix/$file" || { echo "not installed: $file"; exit 1; }
 done

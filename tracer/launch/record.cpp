@@ -8,11 +8,13 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -47,8 +49,10 @@ std::string absolute(const std::string& path) {
 [[noreturn]] void exec_traced(const RecordOptions& options, const std::string& library,
                               const std::string& output, int status_pipe,
                               const std::string& cuda_injection) {
+  for (const auto& [name, value] : options.environment) setenv(name.c_str(), value.c_str(), 1);
   if (options.cuda.preload()) {
     std::string preload = library;
+    if (!options.also_preload.empty()) preload += ":" + options.also_preload;
     if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing)
       preload += std::string(":") + existing;
     setenv("LD_PRELOAD", preload.c_str(), 1);
@@ -117,6 +121,7 @@ int record(const RecordOptions& options) {
   // The tracer's writer processes become this process's children when their parent, a short-
   // lived child of the program, exits: `record` can then wait for them.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
+  const auto started = std::chrono::steady_clock::now();
   const pid_t child = fork();
   if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (child == 0) {
@@ -130,6 +135,7 @@ int record(const RecordOptions& options) {
   }
   close(names[0]);
   close(status_pipe[1]);
+  if (options.pid) *options.pid = child;
   const std::string base = std::filesystem::path(options.command.front()).filename().string();
   const std::string output =
       absolute(options.output.empty() ? "alloclab." + base + "." + std::to_string(child) + ".alt"
@@ -149,8 +155,13 @@ int record(const RecordOptions& options) {
   sigemptyset(&pass_on.sa_mask);
   sigaction(SIGTERM, &pass_on, &old_term);
   int raw = 0;
-  while (waitpid(child, &raw, 0) < 0 && errno == EINTR) {
+  struct rusage usage {};
+  while (wait4(child, &raw, 0, &usage) < 0 && errno == EINTR) {
   }
+  if (options.wall_seconds)
+    *options.wall_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (options.usage) *options.usage = usage;
   g_traced_child = 0;  // first: its pid may be reused once reaped
   wait_for_writer_processes(files);
   sigaction(SIGTERM, &old_term, nullptr);

@@ -2,8 +2,11 @@
 // `alloclab record`: runs a program under the recorders (the preload recorder, the CUDA one, or
 // both), and afterwards waits for their writers, merges what must be merged and prints one
 // summary line per trace.
+#include <sys/resource.h>
+
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "alloclab/launch/record_cuda.hpp"
@@ -20,6 +23,14 @@ struct RecordOptions {
   bool force = false;  // replace `output` if it exists (removed before the program runs)
   std::vector<std::string> command;
   CudaRecordOptions cuda;
+  // For `alloclab run --record`: a library preloaded after the recorder (which then records
+  // the program's calls, not the library's), and variables set for the program.
+  std::string also_preload;
+  std::vector<std::pair<std::string, std::string>> environment;
+  // When set, receives the program's resource usage (wait4) and its wall time in seconds.
+  struct rusage* usage = nullptr;
+  double* wall_seconds = nullptr;
+  long* pid = nullptr;  // receives the program's pid
 };
 
 // Checks everything that can be checked first (the outputs, the program), runs the program and

@@ -23,6 +23,11 @@ inline constexpr char env_trace_pid[] = "ALLOCLAB_TRACE_PID";
 // Seeded "0" by record; the first image sets it to its pid, so an image that finds it non-zero
 // was started by exec.
 inline constexpr char env_started_pid[] = "ALLOCLAB_STARTED_PID";
+// Set by `alloclab run` for its library in the program (tracer/live):
+inline constexpr char env_live_spec[] = "ALLOCLAB_LIVE_SPEC";              // -s SPEC
+inline constexpr char env_live_min_size[] = "ALLOCLAB_LIVE_MIN_SIZE";      // --min-size
+inline constexpr char env_live_report_dir[] = "ALLOCLAB_LIVE_REPORT_DIR";  // live.PID.txt there
+inline constexpr char env_live_markers[] = "ALLOCLAB_LIVE_MARKERS";  // "1": runs from markers only
 // For tests and experiments: the writer's flush period in ms, the unwinder ("backtrace"), the
 // writer program to start instead of the one next to the preload library.
 inline constexpr char env_flush_period_ms[] = "ALLOCLAB_FLUSH_PERIOD_MS";

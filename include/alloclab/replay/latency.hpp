@@ -29,7 +29,16 @@ class LatencyHistogram {
   static constexpr unsigned kSubBucketBits = 7;  // 128 sub-buckets per power of two
   static constexpr std::uint64_t kSubBuckets = std::uint64_t{1} << kSubBucketBits;
 
+  // Buckets of the fine histogram, indexed by index_of().
+  static constexpr std::size_t kBucketCount = kSubBuckets * (64 - kSubBucketBits + 1);
+
   LatencyHistogram();
+  // A histogram kept elsewhere in raw form (a live run's, inside the program): (index_of, count)
+  // pairs, and the exact total, max and min of the values. Throws std::invalid_argument for an
+  // index out of range.
+  static LatencyHistogram from_buckets(
+      const std::vector<std::pair<std::size_t, std::uint64_t>>& buckets, std::uint64_t total,
+      std::uint64_t max, std::uint64_t min);
   void record(std::uint64_t ns) {
     ++buckets_[index_of(ns)];
     ++count_;
@@ -64,11 +73,20 @@ class LatencyHistogram {
     return static_cast<std::size_t>(kSubBuckets * (shift + 1) + ((ns >> shift) - kSubBuckets));
   }
   // The range [low, high] of values that fall in bucket `index`.
-  static std::uint64_t bucket_low(std::size_t index);
-  static std::uint64_t bucket_high(std::size_t index);
+  static std::uint64_t bucket_low(std::size_t index) {
+    if (index < kSubBuckets) return index;
+    const std::uint64_t shift = index / kSubBuckets - 1;
+    const std::uint64_t sub = index % kSubBuckets;
+    return (kSubBuckets + sub) << shift;
+  }
+  static std::uint64_t bucket_high(std::size_t index) {
+    if (index < kSubBuckets) return index;
+    const std::uint64_t shift = index / kSubBuckets - 1;
+    return bucket_low(index) + ((std::uint64_t{1} << shift) - 1);
+  }
 
  private:
-  static constexpr std::size_t kBuckets = kSubBuckets * (64 - kSubBucketBits + 1);
+  static constexpr std::size_t kBuckets = kBucketCount;
   std::vector<std::uint64_t> buckets_;
   std::uint64_t count_ = 0, total_ = 0, max_ = 0;
   std::uint64_t min_ = ~std::uint64_t{0};

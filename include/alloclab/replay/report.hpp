@@ -15,13 +15,16 @@ namespace alloclab {
 inline constexpr int report_schema_version = 1;
 
 struct ReportContext {
-  std::string mode = "sim";  // "sim" or "real"
+  std::string mode = "sim";  // "sim", "real" or "live" (`alloclab run`)
   // Real mode only (written only when mode is "real"): the upstream's name, --touch, --timing.
   std::string upstream;
   bool touch = false;
   std::string timing = "asap";
   std::string command_line;
   bool partial = false;  // the replay was interrupted: some results are missing or cut short
+  // Live mode only (written as "program"): the program `alloclab run` ran and what it cost
+  // (docs/report-schema.md).
+  nlohmann::json program;
 };
 
 // `j` as JSON text (indent -1: on one line). Labels and command lines are bytes, not always

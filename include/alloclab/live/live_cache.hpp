@@ -1,0 +1,121 @@
+#pragma once
+// LiveCache: a strategy in front of a program's own allocator, inside the program (`alloclab
+// run`). It hands out the strategy's blocks as the program's memory, keeps each one's capacity
+// and requested size, and counts what docs/strategy-contract.md counts exactly as a replay of
+// the same operations would, so that the live counters of a run equal the replay's of its trace.
+//
+// Not thread-safe: the caller serialises every call but may_own(). Its own containers allocate
+// through whatever malloc the caller's thread reaches (inside the program: the real one, the
+// caller makes sure of it).
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "alloclab/format/address_map.hpp"
+#include "alloclab/live/live_report.hpp"
+#include "alloclab/live/virtual_upstream.hpp"
+#include "alloclab/strategies/strategy.hpp"
+#include "alloclab/strategies/upstream/counting.hpp"
+
+namespace alloclab::live {
+
+// A block the strategy handed out, by the real address the program has.
+struct HandedOut {
+  std::uint64_t name = 0;  // its address to the strategy (VirtualUpstream)
+  std::uint64_t capacity = 0;
+  std::uint64_t requested = 0;
+};
+
+// The cache's time sources; parameters so that tests can drive time.
+struct Clock {
+  std::uint64_t (*ticks)();  // for durations: cheap to read, steady, any unit
+  std::uint64_t (*ns)();     // CLOCK_MONOTONIC nanoseconds: what the ticks are worth
+};
+
+class LiveCache {
+ public:
+  // The strategy's calls timed, one in this many, chosen at random: reading a clock twice costs
+  // more than a cached allocate + free. Each timed call stands for this many in the histograms.
+  // Upstream calls (a system allocator's, far slower) are all timed.
+  static constexpr std::uint64_t kTimedOneIn = 16;
+
+  // `upstream` (the program's real allocator, or a test's) must outlive the cache. Throws
+  // SpecError for a bad spec, std::invalid_argument for a strategy whose blocks are not memory
+  // (a model of virtual memory). With `implicit_run` the cache starts inside a run, as a replay
+  // treats a trace without run markers; without it, outside any run until begin_run(), as a
+  // replay treats a trace with markers.
+  LiveCache(std::string_view spec, Upstream& upstream, Clock clock, bool implicit_run);
+  ~LiveCache();
+
+  // A block of at least `size` bytes from the strategy, or nullptr when it failed.
+  void* allocate(std::size_t size);
+  // Whether `p` may be a block this cache handed out: false is certain, true needs owns().
+  // Safe without the caller's lock: the range only grows, and a block reaches another thread
+  // only through the program's own synchronisation, which orders the range's update before.
+  bool may_own(const void* p) const {
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    return a >= low_.load(std::memory_order_acquire) && a < high_.load(std::memory_order_acquire);
+  }
+  bool owns(const void* p) const { return table_.contains(address_of(p)); }
+  // `p` must be owned.
+  void deallocate(void* p);
+  // `p` must be owned and `size` non-zero. A block whose capacity holds `size` is kept: the
+  // contract's in-place realloc, one request and one hit on that block. Otherwise a new block
+  // from the strategy gets the old one's bytes and the old one goes back (the program sees the
+  // realloc move it). nullptr, `p` untouched, when the strategy fails.
+  void* reallocate(void* p, std::size_t size);
+  // The capacity of an owned block (malloc_usable_size).
+  std::size_t capacity(const void* p) const;
+
+  void begin_run();
+  void end_run();
+
+  // The counters so far, and what the strategy holds now (final_cached_bytes).
+  LiveReport report() const;
+  // Returns everything cached upstream: the end of the program.
+  void release();
+
+ private:
+  static std::uint64_t address_of(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+  void begin_run_of_strategy();
+  void after_operation();
+  bool time_this_call() {
+    // xorshift64: a few instructions, and no pattern a program's own loop could fall in step with.
+    sampler_ ^= sampler_ << 13;
+    sampler_ ^= sampler_ >> 7;
+    sampler_ ^= sampler_ << 17;
+    return (sampler_ & (kTimedOneIn - 1)) == 0;
+  }
+  void failed(std::size_t size);
+
+  class RangeUpstream;
+  class TimedUpstream;
+
+  Clock clock_;
+  std::atomic<std::uint64_t> low_{~std::uint64_t{0}};
+  std::atomic<std::uint64_t> high_{0};
+  // strategy -> counting -> virtual (the simulated replay's addresses) -> timed -> range -> real
+  std::unique_ptr<RangeUpstream> range_;
+  std::unique_ptr<TimedUpstream> timed_;
+  std::unique_ptr<VirtualUpstream> virtual_;
+  std::unique_ptr<CountingUpstream> counting_;
+  std::unique_ptr<Strategy> strategy_;  // last: destroyed first, before its upstreams
+  AddressMap<HandedOut> table_;
+  std::uint64_t sampler_ = 0x9E3779B97F4A7C15ull;
+  std::uint64_t start_ticks_ = 0;
+  std::uint64_t start_ns_ = 0;
+  bool in_run_ = false;
+  std::uint64_t live_bytes_ = 0;
+  std::uint64_t allocated_bytes_ = 0;
+  std::uint64_t peak_live_ = 0;
+  std::uint64_t peak_reserved_ = 0;
+  std::uint64_t in_place_ = 0;
+  std::uint64_t in_place_slack_ = 0;
+  std::uint64_t runs_ = 0;
+  LiveHistogram strategy_allocate_, strategy_deallocate_, upstream_allocate_, upstream_deallocate_;
+  std::optional<LiveFailure> first_failure_;
+};
+
+}  // namespace alloclab::live

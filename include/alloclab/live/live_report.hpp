@@ -1,0 +1,88 @@
+#pragma once
+// What a program run under `alloclab run` says about its strategy when it exits: the contract's
+// counters, latency histograms and the first failed request, as a small text file that
+// `alloclab run` reads back (one file per process). Text, so that a run that went wrong can be
+// read by eye.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "alloclab/replay/latency.hpp"
+
+namespace alloclab::live {
+
+// A latency histogram kept inside the program: LatencyHistogram's buckets, without its
+// summaries (which the reader computes), of durations in any unit (the cache counts clock
+// ticks, which cost a few nanoseconds to read where the system clock costs tens).
+class LiveHistogram {
+ public:
+  LiveHistogram() : buckets_(LatencyHistogram::kBucketCount, 0) {}
+  // `weight`: how many calls this one stands for (a sample of one call in `weight`).
+  void record(std::uint64_t ns, std::uint64_t weight = 1) {
+    buckets_[LatencyHistogram::index_of(ns)] += weight;
+    total_ += ns * weight;
+    if (ns > max_) max_ = ns;
+    if (ns < min_) min_ = ns;
+  }
+  struct Raw {
+    std::vector<std::pair<std::size_t, std::uint64_t>> buckets;  // non-empty ones
+    std::uint64_t total = 0, max = 0, min = 0;
+    bool operator==(const Raw&) const = default;
+  };
+  // In nanoseconds, `ns_per_unit` of them per recorded unit: each bucket's count goes to the
+  // bucket of its middle value scaled (so within the histogram's resolution); total, max and
+  // min are scaled exactly.
+  Raw raw(double ns_per_unit = 1.0) const;
+
+ private:
+  std::vector<std::uint64_t> buckets_;
+  std::uint64_t total_ = 0, max_ = 0, min_ = ~std::uint64_t{0};
+};
+
+// The first request the strategy failed (the program got NULL and ENOMEM).
+struct LiveFailure {
+  std::uint64_t requested_bytes = 0;
+  std::uint64_t since_start_ns = 0;
+  std::uint64_t live_bytes = 0;
+  std::uint64_t allocated_bytes = 0;
+  std::uint64_t reserved_bytes = 0;
+  bool operator==(const LiveFailure&) const = default;
+};
+
+struct LiveReport {
+  std::string spec;
+  std::uint64_t pid = 0;
+  std::uint64_t min_size = 0;
+  // The contract's metrics (docs/strategy-contract.md), over the blocks the strategy served.
+  std::uint64_t requests = 0;
+  std::uint64_t hits = 0;
+  std::uint64_t failed = 0;
+  std::uint64_t upstream_allocs = 0;
+  std::uint64_t upstream_frees = 0;
+  std::uint64_t evictions = 0;
+  std::uint64_t peak_live_bytes = 0;
+  std::uint64_t peak_reserved_bytes = 0;
+  std::uint64_t final_cached_bytes = 0;
+  std::uint64_t slack_bytes = 0;
+  // Of the hits: reallocs that kept their block.
+  std::uint64_t in_place_reallocs = 0;
+  // Requests the real allocator served directly (below --min-size, or an alignment above 16).
+  std::uint64_t bypassed = 0;
+  // Run markers the program set.
+  std::uint64_t runs = 0;
+  std::map<std::string, LiveHistogram::Raw> latency;  // strategy_allocate, ...
+  std::map<std::string, std::uint64_t> strategy_counters;
+  std::optional<LiveFailure> first_failure;
+  bool operator==(const LiveReport&) const = default;
+};
+
+std::string to_text(const LiveReport& report);
+// Throws std::runtime_error naming `source` and the line for anything it cannot read.
+LiveReport parse_live_report(std::string_view text, const std::string& source);
+
+}  // namespace alloclab::live

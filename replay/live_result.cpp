@@ -1,0 +1,39 @@
+#include "alloclab/replay/live_result.hpp"
+
+namespace alloclab {
+
+StrategyResult live_result(const live::LiveReport& report) {
+  StrategyResult r;
+  r.strategy = report.spec;
+  Metrics& m = r.metrics;
+  m.requests = report.requests;
+  m.hits = report.hits;
+  m.misses = report.requests - report.hits;
+  m.failed_requests = report.failed;
+  m.upstream_allocs = report.upstream_allocs;
+  m.upstream_frees = report.upstream_frees;
+  m.evictions = report.evictions;
+  m.peak_live_bytes = report.peak_live_bytes;
+  m.peak_reserved_bytes = report.peak_reserved_bytes;
+  m.final_cached_bytes = report.final_cached_bytes;
+  m.slack_bytes = report.slack_bytes;
+  for (const auto& [name, raw] : report.latency) {
+    const LatencyHistogram h =
+        LatencyHistogram::from_buckets(raw.buckets, raw.total, raw.max, raw.min);
+    if (h.count() > 0) r.latency[name] = h.summary();
+  }
+  r.strategy_counters = report.strategy_counters;
+  if (report.first_failure) {
+    const live::LiveFailure& f = *report.first_failure;
+    FirstFailure out;
+    out.since_start_ns = f.since_start_ns;
+    out.requested_bytes = f.requested_bytes;
+    out.live_bytes = f.live_bytes;
+    out.allocated_bytes = f.allocated_bytes;
+    out.reserved_bytes = f.reserved_bytes;
+    r.first_failure = out;
+  }
+  return r;
+}
+
+}  // namespace alloclab

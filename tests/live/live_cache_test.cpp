@@ -1,0 +1,203 @@
+#include "alloclab/live/live_cache.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "alloclab/format/resolve.hpp"
+#include "alloclab/format/trace.hpp"
+#include "alloclab/replay/sim_replay.hpp"
+#include "alloclab/strategies/upstream/host_malloc.hpp"
+#include "alloclab/strategies/upstream/limit.hpp"
+#include "tests/split_mix.hpp"
+
+namespace alloclab::live {
+namespace {
+
+std::uint64_t g_now = 0;
+std::uint64_t test_clock() {
+  return g_now += 10;
+}
+constexpr Clock kClock{test_clock, test_clock};
+
+Event event_of(Op op, std::uint64_t address, std::uint64_t size) {
+  Event e;
+  e.time_ns = g_now;
+  e.op = op;
+  e.address = address;
+  e.size = size;
+  return e;
+}
+
+// A program's big allocations run through a LiveCache, written down as the trace a recorder
+// would write of them: replayed, the trace must give the live counters exactly.
+struct Workload {
+  LiveCache cache;
+  Trace trace;
+  std::vector<void*> held;
+
+  Workload(const std::string& spec, Upstream& upstream, bool implicit_run)
+      : cache(spec, upstream, kClock, implicit_run) {}
+
+  void allocate(std::size_t size) {
+    void* p = cache.allocate(size);
+    ASSERT_NE(p, nullptr);
+    std::memset(p, 0x5a, std::min<std::size_t>(size, 32));
+    trace.push_back(event_of(Op::alloc, reinterpret_cast<std::uintptr_t>(p), size));
+    held.push_back(p);
+  }
+  void free_at(std::size_t k) {
+    void* p = held[k];
+    held[k] = held.back();
+    held.pop_back();
+    trace.push_back(event_of(Op::free, reinterpret_cast<std::uintptr_t>(p), 0));
+    cache.deallocate(p);
+  }
+  void run_marker(bool begin) {
+    Event e = event_of(begin ? Op::run_begin : Op::run_end, 0, 0);
+    if (begin) e.label = "step";
+    trace.push_back(e);
+    if (begin)
+      cache.begin_run();
+    else
+      cache.end_run();
+  }
+};
+
+void expect_same_counters(const LiveReport& live, const Metrics& replayed,
+                          const std::string& spec) {
+  SCOPED_TRACE(spec);
+  EXPECT_EQ(live.requests, replayed.requests);
+  EXPECT_EQ(live.hits, replayed.hits);
+  EXPECT_EQ(live.failed, replayed.failed_requests);
+  EXPECT_EQ(live.upstream_allocs, replayed.upstream_allocs);
+  EXPECT_EQ(live.upstream_frees, replayed.upstream_frees);
+  EXPECT_EQ(live.evictions, replayed.evictions);
+  EXPECT_EQ(live.peak_live_bytes, replayed.peak_live_bytes);
+  EXPECT_EQ(live.peak_reserved_bytes, replayed.peak_reserved_bytes);
+  EXPECT_EQ(live.final_cached_bytes, replayed.final_cached_bytes);
+  EXPECT_EQ(live.slack_bytes, replayed.slack_bytes);
+}
+
+const char* const kSpecs[] = {"passthrough", "exact", "best-fit", "best-fit:max_ratio=2",
+                              "fifo-shrink:max=3MiB", "fifo-shrink:max_items=5,match=best-fit",
+                              "per-run-pool", "rten",
+                              // Its best fit goes by address: equal only because the strategy
+                              // sees the simulated upstream's addresses.
+                              "pytorch", "pytorch:roundup_power2_divisions=4,max_split_size=20MiB"};
+
+TEST(LiveCache, counts_what_a_replay_of_the_same_operations_counts_for_every_builtin) {
+  for (const char* spec : kSpecs) {
+    HostMallocUpstream upstream;
+    Workload w(spec, upstream, true);
+    test::SplitMix random{42};
+    for (int step = 0; step < 20'000; ++step) {
+      if (w.held.empty() || random.below(100) < 52)
+        w.allocate(static_cast<std::size_t>((1 + random.below(24)) * 65536 + random.below(3) * 8));
+      else
+        w.free_at(static_cast<std::size_t>(random.below(w.held.size())));
+    }
+    while (!w.held.empty()) w.free_at(w.held.size() - 1);
+    const LiveReport live = w.cache.report();
+    w.cache.release();
+    const ReplayOutcome replayed = replay_sim(resolve(w.trace), spec);
+    if (std::string(spec) != "passthrough") {
+      EXPECT_GT(live.hits, 0u) << spec;
+    }
+    expect_same_counters(live, replayed.result.metrics, spec);
+  }
+}
+
+TEST(LiveCache, counts_runs_from_markers_as_a_replay_of_a_trace_with_markers) {
+  for (const char* spec : {"per-run-pool", "rten", "exact"}) {
+    HostMallocUpstream upstream;
+    Workload w(spec, upstream, false);
+    test::SplitMix random{9};
+    w.allocate(1 << 20);  // before the first marker: outside any run
+    w.free_at(0);
+    for (int run = 0; run < 200; ++run) {
+      w.run_marker(true);
+      for (int k = 0; k < 20; ++k)
+        w.allocate(static_cast<std::size_t>((1 + random.below(8)) << 16));
+      while (!w.held.empty()) w.free_at(static_cast<std::size_t>(random.below(w.held.size())));
+      if (run % 50 != 7) w.run_marker(false);  // sometimes a run_begin ends the run instead
+    }
+    const LiveReport live = w.cache.report();
+    w.cache.release();
+    const ReplayOutcome replayed = replay_sim(resolve(w.trace), spec);
+    expect_same_counters(live, replayed.result.metrics, spec);
+  }
+}
+
+TEST(LiveCache, keeps_a_block_a_realloc_fits_in_and_moves_one_it_outgrows) {
+  HostMallocUpstream upstream;
+  LiveCache cache("exact", upstream, kClock, true);
+  auto* p = static_cast<unsigned char*>(cache.allocate(1 << 20));
+  for (std::size_t i = 0; i < 4096; ++i) p[i] = static_cast<unsigned char>(i);
+  EXPECT_EQ(cache.reallocate(p, 1 << 19), p);  // fits: kept, one request and one hit
+  EXPECT_EQ(cache.capacity(p), std::size_t{1} << 20);
+  LiveReport r = cache.report();
+  EXPECT_EQ(r.requests, 2u);
+  EXPECT_EQ(r.hits, 1u);
+  EXPECT_EQ(r.in_place_reallocs, 1u);
+  EXPECT_EQ(r.slack_bytes, std::uint64_t{1} << 19);
+  EXPECT_EQ(r.peak_live_bytes, std::uint64_t{1} << 20);
+  auto* q = static_cast<unsigned char*>(cache.reallocate(p, 3 << 20));  // outgrows: moved
+  ASSERT_NE(q, nullptr);
+  EXPECT_NE(q, p);
+  for (std::size_t i = 0; i < 4096; ++i) ASSERT_EQ(q[i], static_cast<unsigned char>(i)) << i;
+  EXPECT_FALSE(cache.owns(p));
+  EXPECT_TRUE(cache.owns(q));
+  r = cache.report();
+  EXPECT_EQ(r.requests, 3u);
+  EXPECT_EQ(r.upstream_allocs, 2u);
+  EXPECT_EQ(r.final_cached_bytes, std::uint64_t{1} << 20);  // the old block, cached
+  // Peak live after the new block is handed out and before the old one goes back.
+  EXPECT_EQ(r.peak_live_bytes, (std::uint64_t{1} << 19) + (std::uint64_t{3} << 20));
+  cache.deallocate(q);
+  cache.release();
+}
+
+TEST(LiveCache, says_no_to_the_program_and_describes_the_first_failure) {
+  HostMallocUpstream host;
+  LimitUpstream upstream(host, 4 << 20);
+  LiveCache cache("exact", upstream, kClock, true);
+  void* a = cache.allocate(3 << 20);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(cache.allocate(2 << 20), nullptr);
+  EXPECT_EQ(cache.reallocate(a, 5 << 20), nullptr);  // the block stays the program's
+  EXPECT_TRUE(cache.owns(a));
+  const LiveReport r = cache.report();
+  EXPECT_EQ(r.failed, 2u);
+  ASSERT_TRUE(r.first_failure);
+  EXPECT_EQ(r.first_failure->requested_bytes, std::uint64_t{2} << 20);
+  EXPECT_EQ(r.first_failure->live_bytes, std::uint64_t{3} << 20);
+  EXPECT_EQ(r.first_failure->reserved_bytes, std::uint64_t{3} << 20);
+  cache.deallocate(a);
+  cache.release();
+}
+
+TEST(LiveCache, refuses_a_strategy_whose_blocks_are_not_memory) {
+  HostMallocUpstream upstream;
+  EXPECT_THROW(LiveCache("pytorch:expandable_segments=true", upstream, kClock, true),
+               std::invalid_argument);
+}
+
+TEST(LiveCache, may_own_rules_out_addresses_outside_every_upstream_block) {
+  HostMallocUpstream upstream;
+  LiveCache cache("best-fit", upstream, kClock, true);
+  int on_stack = 0;
+  EXPECT_FALSE(cache.may_own(&on_stack));
+  void* p = cache.allocate(1 << 20);
+  EXPECT_TRUE(cache.may_own(p));
+  EXPECT_TRUE(cache.owns(p));
+  EXPECT_FALSE(cache.owns(static_cast<char*>(p) + 16));
+  cache.deallocate(p);
+  cache.release();
+}
+
+}  // namespace
+}  // namespace alloclab::live

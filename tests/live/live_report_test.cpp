@@ -1,0 +1,86 @@
+#include "alloclab/live/live_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "alloclab/replay/live_result.hpp"
+
+namespace alloclab::live {
+namespace {
+
+LiveReport sample() {
+  LiveReport r;
+  r.spec = "plugin:/opt/my plug-ins/sizes.so";  // a spec with a space
+  r.pid = 4242;
+  r.min_size = 131072;
+  r.requests = 10;
+  r.hits = 7;
+  r.failed = 1;
+  r.upstream_allocs = 3;
+  r.upstream_frees = 2;
+  r.evictions = 1;
+  r.peak_live_bytes = 1 << 20;
+  r.peak_reserved_bytes = 3 << 20;
+  r.final_cached_bytes = 1 << 19;
+  r.slack_bytes = 12345;
+  r.in_place_reallocs = 2;
+  r.runs = 4;
+  LiveHistogram h;
+  for (std::uint64_t ns : {40, 41, 900, 70000}) h.record(ns);
+  r.latency["strategy_allocate"] = h.raw();
+  r.latency["upstream_deallocate"] = LiveHistogram().raw();
+  r.strategy_counters["num_ooms"] = 1;
+  r.first_failure = LiveFailure{1 << 30, 5000, 100, 200, 300};
+  return r;
+}
+
+TEST(LiveReport, reads_back_what_it_wrote) {
+  const LiveReport r = sample();
+  EXPECT_EQ(parse_live_report(to_text(r), "report"), r);
+}
+
+TEST(LiveReport, becomes_a_result_with_the_same_counters_and_latencies) {
+  const StrategyResult result = live_result(sample());
+  EXPECT_EQ(result.strategy, "plugin:/opt/my plug-ins/sizes.so");
+  EXPECT_EQ(result.metrics.requests, 10u);
+  EXPECT_EQ(result.metrics.misses, 3u);
+  EXPECT_EQ(result.metrics.slack_bytes, 12345u);
+  ASSERT_TRUE(result.latency.count("strategy_allocate"));
+  const LatencySummary& s = result.latency.at("strategy_allocate");
+  EXPECT_EQ(s.count, 4u);
+  EXPECT_EQ(s.max_ns, 70000u);
+  EXPECT_EQ(s.total_ns, 40u + 41 + 900 + 70000);
+  EXPECT_FALSE(result.latency.count("upstream_deallocate"));  // nothing timed
+  ASSERT_TRUE(result.first_failure);
+  EXPECT_EQ(result.first_failure->requested_bytes, 1u << 30);
+  EXPECT_EQ(result.strategy_counters.at("num_ooms"), 1u);
+}
+
+void expect_refused(const std::string& text, const std::string& says) {
+  try {
+    parse_live_report(text, "live.1.txt");
+    FAIL() << "accepted: " << text;
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("live.1.txt"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LiveReport, refuses_damaged_reports_naming_the_file_and_line) {
+  const std::string good = to_text(sample());
+  expect_refused("", "not a live report");
+  expect_refused("something else\n", "not a live report");
+  expect_refused(good.substr(0, good.size() / 2), "cut short");
+  expect_refused(good.substr(0, good.size() - 4), "cut short");  // no "end" line
+  expect_refused("alloclab-live 1\ncounter requests ten\nend\n", "line 2: \"ten\" is not a count");
+  expect_refused("alloclab-live 1\ncounter nonsense 1\nend\n", "unknown counter");
+  expect_refused("alloclab-live 1\nbucket x 1 1\nend\n", "not listed before");
+  expect_refused("alloclab-live 1\nlatency x 0 0 0\nbucket x 99999999 1\nend\n", "out of range");
+  expect_refused("alloclab-live 1\ncounter requests 1 2\nend\n", "end of the line");
+  expect_refused("alloclab-live 1\nwhat 1\nend\n", "unknown line");
+}
+
+}  // namespace
+}  // namespace alloclab::live

@@ -1,0 +1,124 @@
+/* A program for `alloclab run`'s tests: what it does with big blocks is chosen by its first
+ * argument, and each mode checks what it got back (exit status 1 on a wrong answer). */
+#include <alloclab/markers.h>
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { kBig = 256 * 1024 };
+
+/* A fixed mix of sizes, reallocs that shrink (kept in place), that grow (moved) and frees, so
+ * that every strategy both hits and misses. */
+static int churn(int rounds) {
+  void* held[8] = {0};
+  for (int i = 0; i < rounds; ++i) {
+    const size_t size = (size_t)kBig * (1 + (size_t)(i % 5));
+    const int slot = i % 8;
+    free(held[slot]);
+    char* p = malloc(size);
+    if (!p) return 1;
+    memset(p, i & 0xff, 64);
+    if (i % 3 == 0) {
+      p = realloc(p, size / 2); /* fits: kept */
+      if (!p || p[63] != (char)(i & 0xff)) return 1;
+    }
+    if (i % 7 == 0) {
+      p = realloc(p, size * 3); /* grows: moved, the bytes kept */
+      if (!p || p[63] != (char)(i & 0xff)) return 1;
+    }
+    held[slot] = p;
+    free(malloc(100)); /* small: the program's allocator's */
+  }
+  for (int k = 0; k < 8; ++k) free(held[k]);
+  return 0;
+}
+
+static void* thread_churn(void* arg) {
+  (void)arg;
+  return (void*)(intptr_t)churn(2000);
+}
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "churn";
+  if (strcmp(mode, "churn") == 0) return churn(argc > 2 ? atoi(argv[2]) : 1000);
+  if (strcmp(mode, "exit") == 0) {
+    void* p = malloc(kBig);
+    printf("the program's own output\n");
+    fflush(stdout);
+    free(p);
+    return atoi(argv[2]);
+  }
+  if (strcmp(mode, "kill") == 0) {
+    free(malloc(kBig));
+    raise(SIGKILL);
+  }
+  if (strcmp(mode, "calloc") == 0) {
+    /* A cached block handed out again by calloc must read as zero. */
+    unsigned char* p = malloc(kBig);
+    memset(p, 0xff, kBig);
+    free(p);
+    unsigned char* q = calloc(1, kBig);
+    for (size_t i = 0; i < kBig; ++i)
+      if (q[i] != 0) return 1;
+    if (malloc_usable_size(q) < kBig) return 1;
+    /* Aligned requests: what the strategy cannot promise goes to the real allocator. */
+    void* a = NULL;
+    if (posix_memalign(&a, 4096, kBig) != 0 || ((uintptr_t)a & 4095) != 0) return 1;
+    void* b = aligned_alloc(16, kBig);
+    if (!b || ((uintptr_t)b & 15) != 0) return 1;
+    free(a);
+    free(b);
+    free(q);
+    return 0;
+  }
+  if (strcmp(mode, "threads") == 0) {
+    pthread_t threads[4];
+    for (int t = 0; t < 4; ++t) pthread_create(&threads[t], NULL, thread_churn, NULL);
+    int failed = 0;
+    for (int t = 0; t < 4; ++t) {
+      void* r;
+      pthread_join(threads[t], &r);
+      failed |= (int)(intptr_t)r;
+    }
+    return failed;
+  }
+  if (strcmp(mode, "runs") == 0) {
+    for (int run = 0; run < 10; ++run) {
+      alloclab_run_begin("step");
+      void* a = malloc(kBig);
+      void* b = malloc(2 * kBig);
+      free(a);
+      free(b);
+      alloclab_run_end();
+    }
+    return 0;
+  }
+  if (strcmp(mode, "enomem") == 0) {
+    /* Bigger than any machine: the strategy's upstream fails, and the program sees it. */
+    errno = 0;
+    void* p = malloc((size_t)1 << 60);
+    return p == NULL && errno == ENOMEM ? 0 : 1;
+  }
+  if (strcmp(mode, "fork") == 0) {
+    void* p = malloc(kBig);
+    const pid_t child = fork();
+    if (child == 0) {
+      free(p);
+      free(malloc(kBig));
+      exit(churn(50));
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    free(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  }
+  fprintf(stderr, "live_subject: unknown mode %s\n", mode);
+  return 2;
+}

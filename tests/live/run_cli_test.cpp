@@ -1,0 +1,163 @@
+// `alloclab run` on a real program: its status and output are its own, the report is a
+// replay's (mode "live"), and bad cases say so.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/cli/cli_test_util.hpp"
+#include "tests/preload/sanitizer_skips.hpp"
+
+namespace alloclab {
+namespace {
+
+namespace fs = std::filesystem;
+using test::run_cli;
+
+class RunCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // The live library is built as the rest is: with ASan it cannot go into other programs.
+    ALLOCLAB_SKIP_UNDER_ASAN();
+    ALLOCLAB_SKIP_UNDER_TSAN("the live library runs the strategy uninstrumented code cannot see");
+    dir_ = fs::temp_directory_path() /
+           ("alloclab_run_cli_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  static std::string subject(const std::string& args) {
+    return std::string(LIVE_SUBJECT) + " " + args;
+  }
+  static nlohmann::json read_json(const std::string& file) {
+    std::ifstream in(file);
+    return nlohmann::json::parse(in);
+  }
+  fs::path dir_;
+};
+
+TEST_F(RunCli, passes_on_the_programs_output_and_exit_status) {
+  const auto r = run_cli("run -s exact -- " + subject("exit 7"));
+  EXPECT_EQ(r.status, 7) << r.output;
+  EXPECT_NE(r.output.find("the program's own output"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("program: exit 7"), std::string::npos) << r.output;
+}
+
+TEST_F(RunCli, writes_a_live_report_with_the_contract_counters_and_the_programs_cost) {
+  const std::string json = path("live.json");
+  const auto r = run_cli("run -s best-fit --json " + json + " -- " + subject("churn 500"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json report = read_json(json);
+  EXPECT_EQ(report["mode"], "live");
+  const nlohmann::json& result = report["results"][0];
+  EXPECT_EQ(result["strategy"], "best-fit");
+  // 500 mallocs, 167 reallocs that fit, 72 that move: every one through the strategy.
+  EXPECT_EQ(result["requests"], 500 + 167 + 72);
+  EXPECT_GT(result["hits"].get<int>(), 400);
+  EXPECT_TRUE(result["latency"].contains("strategy_allocate"));
+  const nlohmann::json& program = report["program"];
+  EXPECT_EQ(program["exit_status"], 0);
+  EXPECT_EQ(program["min_size"], 131072);
+  EXPECT_GT(program["wall_seconds"].get<double>(), 0.0);
+  EXPECT_GT(program["minor_faults"].get<int>(), 0);
+  EXPECT_GT(program["peak_rss_bytes"].get<std::uint64_t>(), 0u);
+}
+
+TEST_F(RunCli, hands_cached_blocks_to_calloc_zeroed_and_leaves_big_alignments_to_the_allocator) {
+  const auto r = run_cli("run -s exact -- " + subject("calloc"));
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
+TEST_F(RunCli, serves_many_threads_at_once) {
+  const std::string json = path("threads.json");
+  const auto r =
+      run_cli("run -s fifo-shrink:max=2MiB --json " + json + " -- " + subject("threads"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  // Four threads of 2000 mallocs, 667 reallocs that fit and 286 that move.
+  EXPECT_EQ(read_json(json)["results"][0]["requests"], 4 * (2000 + 667 + 286));
+}
+
+TEST_F(RunCli, counts_the_runs_the_program_marks) {
+  const std::string json = path("runs.json");
+  const auto r = run_cli("run -s rten --markers --json " + json + " -- " + subject("runs"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json result = read_json(json)["results"][0];
+  // Each run's pool goes back at its end: every request misses, every block is evicted.
+  EXPECT_EQ(result["requests"], 20);
+  EXPECT_EQ(result["hits"], 0);
+  EXPECT_EQ(result["evictions"], 20);
+}
+
+TEST_F(RunCli, passes_the_runs_on_to_the_strategy_while_recording_them) {
+  const std::string json = path("runs.json");
+  const std::string trace = path("runs.alt");
+  const auto r = run_cli("run -s rten --markers --record " + trace + " --json " + json + " -- " +
+                         subject("runs"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json report = read_json(json);
+  EXPECT_EQ(report["results"][0]["evictions"], 20);  // as without --record: the runs arrived
+  EXPECT_EQ(report["trace"]["runs"].size(), 10u);    // and the trace has them too
+  EXPECT_EQ(report["program"]["trace"], trace);
+}
+
+TEST_F(RunCli, returns_null_and_enomem_when_the_strategy_cannot_serve) {
+  const std::string json = path("enomem.json");
+  const auto r = run_cli("run -s exact --json " + json + " -- " + subject("enomem"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json result = read_json(json)["results"][0];
+  EXPECT_EQ(result["failed_requests"], 1);
+  EXPECT_EQ(result["first_failure"]["requested_bytes"], std::uint64_t{1} << 60);
+}
+
+TEST_F(RunCli, lists_a_forked_childs_report_beside_the_programs) {
+  const std::string json = path("fork.json");
+  const auto r = run_cli("run -s exact --json " + json + " -- " + subject("fork"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json report = read_json(json);
+  EXPECT_EQ(report["program"]["other_processes"].size(), 1u);
+  EXPECT_NE(r.output.find("1 more processes ran with the strategy"), std::string::npos);
+}
+
+TEST_F(RunCli, says_a_killed_program_left_no_report) {
+  const auto r = run_cli("run -s exact -- " + subject("kill"));
+  EXPECT_EQ(r.status, 128 + 9) << r.output;
+  EXPECT_NE(r.output.find("left no report"), std::string::npos) << r.output;
+}
+
+TEST_F(RunCli, refuses_a_bad_spec_before_the_program_runs) {
+  const std::string json = path("never.json");
+  const auto r = run_cli("run -s no-such-strategy --json " + json + " -- " + subject("exit 0"));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("no-such-strategy"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("the program's own output"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(json));
+}
+
+TEST_F(RunCli, never_replaces_an_existing_file_or_the_program_without_force) {
+  const std::string json = path("old.json");
+  std::ofstream(json) << "keep me";
+  auto r = run_cli("run -s exact --json " + json + " -- " + subject("exit 0"));
+  EXPECT_EQ(r.status, 2) << r.output;
+  std::ifstream kept(json);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "keep me");
+  r = run_cli("run -s exact -f --json " + json + " -- " + subject("exit 0"));
+  EXPECT_EQ(r.status, 0) << r.output;
+  r = run_cli("run -s exact -f --json " + std::string(LIVE_SUBJECT) + " -- " + subject("exit 0"));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(fs::exists(LIVE_SUBJECT));
+}
+
+TEST_F(RunCli, says_when_the_program_cannot_be_run) {
+  const auto r = run_cli("run -s exact -- " + path("no-such-program"));
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("no-such-program"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace alloclab

@@ -1,0 +1,198 @@
+// `alloclab run`: the program under the live library, then the reports its processes wrote.
+#include "alloclab/launch/run.hpp"
+
+#include <dirent.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "alloclab/launch/record.hpp"
+#include "alloclab/launch/record_files.hpp"
+#include "alloclab/protocol/environment.hpp"
+
+namespace alloclab::launch {
+namespace {
+
+std::string live_library() {
+  if (const char* env = std::getenv("ALLOCLAB_LIVE_LIBRARY"); env && *env) return env;
+  const std::filesystem::path library = library_dir() / "liballoclab_live.so";
+  if (!std::filesystem::exists(library))
+    throw std::runtime_error("live library not found at " + library.string() +
+                             " (set ALLOCLAB_LIVE_LIBRARY)");
+  return library.string();
+}
+
+// A private folder for the processes' reports, removed with what is in it.
+class ReportFolder {
+ public:
+  ReportFolder() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "alloclab-run.XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr)
+      throw std::runtime_error("cannot make a temporary folder: " + std::string(strerror(errno)));
+    path_ = pattern;
+  }
+  ~ReportFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ReportFolder(const ReportFolder&) = delete;
+  ReportFolder& operator=(const ReportFolder&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::vector<std::pair<std::string, std::string>> live_environment(const RunOptions& options,
+                                                                  const std::string& folder) {
+  return {{protocol::env_live_spec, options.spec},
+          {protocol::env_live_min_size, std::to_string(options.min_size)},
+          {protocol::env_live_report_dir, folder},
+          {protocol::env_live_markers, options.markers ? "1" : "0"}};
+}
+
+volatile sig_atomic_t g_running_program = 0;
+void pass_signal_to_program(int signal) {
+  if (g_running_program > 0) kill(static_cast<pid_t>(g_running_program), signal);
+}
+
+// Without a trace: the program with the live library preloaded, waited for with its usage.
+int run_plain(const RunOptions& options, const std::string& library, const std::string& folder,
+              struct rusage& usage, double& wall_seconds, long& pid) {
+  refuse_setid_program(options.command.front());
+  check_program_linkage(options.command.front());
+  int status_pipe[2];
+  if (pipe2(status_pipe, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("pipe: ") + strerror(errno));
+  std::fflush(nullptr);
+  const auto started = std::chrono::steady_clock::now();
+  const pid_t child = fork();
+  if (child < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
+  if (child == 0) {
+    close(status_pipe[0]);
+    for (const auto& [name, value] : live_environment(options, folder))
+      setenv(name.c_str(), value.c_str(), 1);
+    std::string preload = library;
+    if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing)
+      preload += std::string(":") + existing;
+    setenv("LD_PRELOAD", preload.c_str(), 1);
+    std::vector<char*> argv;
+    for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    execvp(argv[0], argv.data());
+    const int error = errno;
+    const ssize_t ignored = write(status_pipe[1], &error, sizeof error);
+    (void)ignored;
+    _exit(127);
+  }
+  close(status_pipe[1]);
+  pid = child;
+  // As record: ^C and ^\ are the program's to handle; a SIGTERM sent to run is passed on.
+  struct sigaction ignore {
+  }, pass_on{}, old_int{}, old_quit{}, old_term{};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  g_running_program = child;
+  pass_on.sa_handler = pass_signal_to_program;
+  sigemptyset(&pass_on.sa_mask);
+  sigaction(SIGTERM, &pass_on, &old_term);
+  int raw = 0;
+  while (wait4(child, &raw, 0, &usage) < 0 && errno == EINTR) {
+  }
+  wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  g_running_program = 0;
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  int exec_error = 0;
+  const bool exec_failed = read(status_pipe[0], &exec_error, sizeof exec_error) ==
+                           static_cast<ssize_t>(sizeof exec_error);
+  close(status_pipe[0]);
+  if (exec_failed) {
+    std::fprintf(stderr, "alloclab: cannot run %s: %s\n", options.command.front().c_str(),
+                 strerror(exec_error));
+    return 127;
+  }
+  if (WIFSIGNALED(raw)) {
+    std::fprintf(stderr, "alloclab: %s killed by signal %d (%s)\n", options.command.front().c_str(),
+                 WTERMSIG(raw), strsignal(WTERMSIG(raw)));
+    return 128 + WTERMSIG(raw);
+  }
+  return WEXITSTATUS(raw);
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+RunOutcome run(const RunOptions& options) {
+  if (options.command.empty())
+    throw std::invalid_argument("run: no command given (run -s SPEC -- CMD ...)");
+  const std::string library = live_library();
+  const ReportFolder folder;
+  RunOutcome outcome;
+  struct rusage usage {};
+  if (options.record_output.empty()) {
+    outcome.status =
+        run_plain(options, library, folder.path(), usage, outcome.wall_seconds, outcome.root_pid);
+  } else {
+    RecordOptions record_options;
+    record_options.output = options.record_output;
+    record_options.force = options.force;
+    record_options.command = options.command;
+    record_options.also_preload = library;
+    record_options.environment = live_environment(options, folder.path());
+    record_options.usage = &usage;
+    record_options.wall_seconds = &outcome.wall_seconds;
+    record_options.pid = &outcome.root_pid;
+    outcome.status = record(record_options);
+  }
+  outcome.user_seconds = static_cast<double>(usage.ru_utime.tv_sec) +
+                         static_cast<double>(usage.ru_utime.tv_usec) / 1e6;
+  outcome.system_seconds = static_cast<double>(usage.ru_stime.tv_sec) +
+                           static_cast<double>(usage.ru_stime.tv_usec) / 1e6;
+  outcome.minor_faults = static_cast<std::uint64_t>(usage.ru_minflt);
+  outcome.major_faults = static_cast<std::uint64_t>(usage.ru_majflt);
+  outcome.peak_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;  // KiB on Linux
+
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(folder.path()))
+    files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  for (const std::filesystem::path& file : files) {
+    live::LiveReport report =
+        live::parse_live_report(read_file(file), "the report of " + file.filename().string());
+    const bool root = static_cast<long>(report.pid) == outcome.root_pid;
+    outcome.reports.push_back(std::move(report));
+    if (root) {
+      std::rotate(outcome.reports.begin(), outcome.reports.end() - 1, outcome.reports.end());
+      outcome.root_reported = true;
+    }
+  }
+  return outcome;
+}
+
+}  // namespace alloclab::launch

@@ -1,0 +1,461 @@
+// liballoclab_live.so: `alloclab run`'s library inside the program. The malloc family goes
+// through one strategy (a LiveCache), with the real allocator as its upstream; requests below
+// the minimum size, or asking an alignment above the 16 bytes every block of the real allocator
+// has, go to the real allocator directly. At exit the process writes its LiveReport.
+//
+// One lock serialises the cache. The cache's own containers, and everything the strategy
+// allocates, reach the real allocator directly: a thread inside the cache is marked
+// (t_inside), and every entry point sends a marked thread's calls straight through.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "alloclab/live/live_cache.hpp"
+#include "alloclab/protocol/environment.hpp"
+#include "alloclab/protocol/ticks.hpp"
+
+#define ALLOCLAB_LIVE_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace alloclab::live {
+namespace {
+
+using MallocFn = void* (*)(std::size_t);
+using CallocFn = void* (*)(std::size_t, std::size_t);
+using ReallocFn = void* (*)(void*, std::size_t);
+using FreeFn = void (*)(void*);
+using PosixMemalignFn = int (*)(void**, std::size_t, std::size_t);
+using AlignedFn = void* (*)(std::size_t, std::size_t);
+using UsableSizeFn = std::size_t (*)(void*);
+
+struct RealFunctions {
+  MallocFn malloc;
+  CallocFn calloc;
+  ReallocFn realloc;
+  FreeFn free;
+  PosixMemalignFn posix_memalign;
+  AlignedFn aligned_alloc;
+  AlignedFn memalign;
+  MallocFn valloc;
+  MallocFn pvalloc;
+  UsableSizeFn malloc_usable_size;
+};
+RealFunctions real;
+
+// dlsym may call calloc before the real one is known: served from a static arena, never freed.
+alignas(64) char g_arena[16 * 1024];
+std::atomic<std::size_t> g_arena_used{0};
+
+bool in_arena(const void* p) {
+  return p >= static_cast<const void*>(g_arena) &&
+         p < static_cast<const void*>(g_arena + sizeof g_arena);
+}
+
+void* arena_alloc(std::size_t size) {
+  std::size_t used = g_arena_used.load();
+  for (;;) {
+    const std::size_t start = (used + 15) & ~std::size_t{15};
+    if (start + size > sizeof g_arena || start + size < start) return nullptr;
+    if (g_arena_used.compare_exchange_weak(used, start + size)) return g_arena + start;
+  }
+}
+
+template <typename Fn>
+Fn next_symbol(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+// Inside the cache (or setting it up) on this thread: calls go straight to the real functions.
+thread_local int t_inside __attribute__((tls_model("initial-exec"))) = 0;
+struct Inside {
+  Inside() { ++t_inside; }
+  ~Inside() { --t_inside; }
+  Inside(const Inside&) = delete;
+  Inside& operator=(const Inside&) = delete;
+};
+
+// The real allocator as the strategy's upstream.
+class RealUpstream final : public Upstream {
+ public:
+  std::optional<Block> allocate(std::uint64_t bytes) override {
+    void* p = real.malloc(static_cast<std::size_t>(bytes == 0 ? 1 : bytes));
+    if (p == nullptr) return std::nullopt;
+    return Block{reinterpret_cast<std::uintptr_t>(p), bytes};
+  }
+  void deallocate(const Block& block) override {
+    real.free(reinterpret_cast<void*>(static_cast<std::uintptr_t>(block.address)));
+  }
+};
+
+// Blocks of the real allocator are aligned to 16 bytes; the strategy's lie at offsets of them.
+constexpr std::size_t kRealAlignment = 16;
+
+enum class State : int { uninitialized, initializing, ready, off };
+std::atomic<int> g_state{static_cast<int>(State::uninitialized)};
+// A spin lock: taken for tens of nanoseconds, where a mutex's own two atomic operations and
+// call overhead would be a good part of the cost. A waiter that spins long yields.
+std::atomic<bool> g_locked{false};
+void lock() {
+  unsigned spins = 0;
+  while (g_locked.exchange(true, std::memory_order_acquire)) {
+    while (g_locked.load(std::memory_order_relaxed)) {
+      if (++spins < 64) {
+#if defined(__x86_64__)
+        __builtin_ia32_pause();
+#endif
+      } else {
+        sched_yield();
+      }
+    }
+  }
+}
+void unlock() {
+  g_locked.store(false, std::memory_order_release);
+}
+alignas(RealUpstream) unsigned char g_upstream_storage[sizeof(RealUpstream)];
+alignas(LiveCache) unsigned char g_cache_storage[sizeof(LiveCache)];
+LiveCache* g_cache = nullptr;
+std::uint64_t g_min_size = 0;
+char g_report_dir[4096];
+std::string* g_spec = nullptr;
+
+// Until the program starts a second thread (pthread_create below) nothing can race, and the
+// lock, whose atomic exchange is a good part of a cached pair, is not taken: glibc's malloc
+// skips its own locks the same way. It is taken by every call from the first thread start on.
+std::atomic<bool> g_many_threads{false};
+
+struct Locked {
+  Locked() : held_(g_many_threads.load(std::memory_order_acquire)) {
+    if (held_) lock();
+  }
+  ~Locked() {
+    if (held_) unlock();
+  }
+  Locked(const Locked&) = delete;
+  Locked& operator=(const Locked&) = delete;
+
+ private:
+  bool held_;
+};
+
+void resolve_real_functions() {
+  real.calloc = next_symbol<CallocFn>("calloc");
+  real.malloc = next_symbol<MallocFn>("malloc");
+  real.realloc = next_symbol<ReallocFn>("realloc");
+  real.free = next_symbol<FreeFn>("free");
+  real.posix_memalign = next_symbol<PosixMemalignFn>("posix_memalign");
+  real.aligned_alloc = next_symbol<AlignedFn>("aligned_alloc");
+  real.memalign = next_symbol<AlignedFn>("memalign");
+  real.valloc = next_symbol<MallocFn>("valloc");
+  real.pvalloc = next_symbol<MallocFn>("pvalloc");
+  real.malloc_usable_size = next_symbol<UsableSizeFn>("malloc_usable_size");
+}
+
+void ensure_real() {
+  static std::atomic<bool> resolving{false};
+  if (real.free == nullptr && !resolving.exchange(true)) resolve_real_functions();
+}
+
+[[noreturn]] void die(const char* what, const char* detail) {
+  char line[1024];
+  const int n = std::snprintf(line, sizeof line, "alloclab run: %s%s\n", what, detail);
+  if (n > 0) {
+    const ssize_t ignored = write(
+        2, line,
+        static_cast<std::size_t>(n) < sizeof line ? static_cast<std::size_t>(n) : sizeof line - 1);
+    (void)ignored;
+  }
+  _exit(2);
+}
+
+// The lock is held across fork, so that the child's copy of the cache is whole.
+void before_fork() {
+  lock();
+}
+void after_fork_in_parent() {
+  unlock();
+}
+void after_fork_in_child() {
+  unlock();
+}
+
+// Durations are read from the time-stamp counter: a few nanoseconds, where clock_gettime costs
+// tens, twice per call of the strategy.
+std::uint64_t read_ticks() {
+#if defined(__x86_64__)
+  return __rdtsc();
+#else
+  return protocol::monotonic_ns();
+#endif
+}
+
+// Reads the settings `alloclab run` left in the environment and builds the cache. Without
+// them (the library preloaded by hand, or by a process that removed them) everything goes to
+// the real allocator.
+void initialize() {
+  int expected = static_cast<int>(State::uninitialized);
+  if (!g_state.compare_exchange_strong(expected, static_cast<int>(State::initializing))) return;
+  Inside inside;
+  ensure_real();
+  const char* spec = std::getenv(protocol::env_live_spec);
+  const char* dir = std::getenv(protocol::env_live_report_dir);
+  if (spec == nullptr || dir == nullptr || std::strlen(dir) >= sizeof g_report_dir) {
+    g_state.store(static_cast<int>(State::off));
+    return;
+  }
+  std::strcpy(g_report_dir, dir);
+  if (const char* min = std::getenv(protocol::env_live_min_size))
+    g_min_size = std::strtoull(min, nullptr, 10);
+  const char* markers = std::getenv(protocol::env_live_markers);
+  const bool implicit_run = markers == nullptr || std::strcmp(markers, "1") != 0;
+  try {
+    g_spec = new std::string(spec);
+    auto* upstream = new (g_upstream_storage) RealUpstream();
+    g_cache = new (g_cache_storage)
+        LiveCache(spec, *upstream, Clock{read_ticks, protocol::monotonic_ns}, implicit_run);
+  } catch (const std::exception& e) {
+    die("cannot start the strategy: ", e.what());
+  }
+  pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+  g_state.store(static_cast<int>(State::ready), std::memory_order_release);
+}
+
+bool ready() {
+  return g_state.load(std::memory_order_acquire) == static_cast<int>(State::ready);
+}
+
+// Whether this call goes through the strategy.
+bool through_cache(std::size_t size) {
+  return t_inside == 0 && size >= g_min_size && size != 0 && ready();
+}
+
+void* cache_allocate(std::size_t size) {
+  void* p;
+  {
+    Inside inside;
+    Locked locked;
+    p = g_cache->allocate(size);
+  }
+  if (p == nullptr) errno = ENOMEM;
+  return p;
+}
+
+// Frees `p` if the cache handed it out; false if it did not.
+bool cache_free(void* p) {
+  if (t_inside != 0 || !ready() || !g_cache->may_own(p)) return false;
+  Inside inside;
+  Locked locked;
+  if (!g_cache->owns(p)) return false;
+  g_cache->deallocate(p);
+  return true;
+}
+
+void write_report() {
+  LiveReport report;
+  {
+    Locked locked;
+    report = g_cache->report();
+    report.spec = *g_spec;
+    report.pid = static_cast<std::uint64_t>(getpid());
+    report.min_size = g_min_size;
+    // The program is done with what the strategy caches: it goes back.
+    g_cache->release();
+  }
+  char path[sizeof g_report_dir + 64];
+  std::snprintf(path, sizeof path, "%s/live.%ld.txt", g_report_dir, static_cast<long>(getpid()));
+  const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  const std::string text = to_text(report);
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  close(fd);
+}
+
+}  // namespace
+}  // namespace alloclab::live
+
+using namespace alloclab::live;
+
+__attribute__((constructor(101))) static void alloclab_live_constructor() {
+  initialize();
+}
+
+// Destructors run after the program's own exit handlers: what it frees there is counted.
+__attribute__((destructor(101))) static void alloclab_live_destructor() {
+  if (!ready()) return;
+  Inside inside;
+  write_report();
+}
+
+ALLOCLAB_LIVE_EXPORT void* malloc(std::size_t size) {
+  ensure_real();
+  if (real.malloc == nullptr) return arena_alloc(size);
+  if (!through_cache(size)) return real.malloc(size);
+  return cache_allocate(size);
+}
+
+ALLOCLAB_LIVE_EXPORT void* calloc(std::size_t n, std::size_t size) {
+  ensure_real();
+  if (size != 0 && n > SIZE_MAX / size) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (real.calloc == nullptr) return arena_alloc(n * size);  // static storage: already zero
+  if (!through_cache(n * size)) return real.calloc(n, size);
+  void* p = cache_allocate(n * size);
+  // A cached block holds what it held before.
+  if (p != nullptr) std::memset(p, 0, n * size);
+  return p;
+}
+
+ALLOCLAB_LIVE_EXPORT void free(void* p) {
+  if (p == nullptr || in_arena(p)) return;
+  ensure_real();
+  if (real.free == nullptr) return;  // only while dlsym itself runs: leak rather than crash
+  if (!cache_free(p)) real.free(p);
+}
+
+ALLOCLAB_LIVE_EXPORT void* realloc(void* old, std::size_t size) {
+  ensure_real();
+  if (old == nullptr) return malloc(size);
+  if (in_arena(old)) {
+    void* p = malloc(size);
+    if (p != nullptr) {
+      const auto room =
+          static_cast<std::size_t>(g_arena + sizeof g_arena - static_cast<char*>(old));
+      std::memcpy(p, old, size < room ? size : room);
+    }
+    return p;
+  }
+  if (t_inside == 0 && ready() && g_cache->may_own(old)) {
+    void* p = nullptr;
+    bool owned = false;
+    {
+      Inside inside;
+      Locked locked;
+      if (g_cache->owns(old)) {
+        owned = true;
+        if (size == 0)
+          g_cache->deallocate(old);  // as glibc: realloc(p, 0) frees p
+        else
+          p = g_cache->reallocate(old, size);
+      }
+    }
+    if (owned) {
+      if (p == nullptr && size != 0) errno = ENOMEM;
+      return p;
+    }
+  }
+  // A block of the real allocator that grows to the minimum size moves into the strategy.
+  if (through_cache(size)) {
+    void* p = cache_allocate(size);
+    if (p == nullptr) return nullptr;
+    const std::size_t had = real.malloc_usable_size(old);
+    std::memcpy(p, old, had < size ? had : size);
+    real.free(old);
+    return p;
+  }
+  return real.realloc(old, size);
+}
+
+// glibc's reallocarray calls realloc through the PLT, i.e. the realloc above.
+ALLOCLAB_LIVE_EXPORT void* reallocarray(void* old, std::size_t n, std::size_t size) {
+  if (size != 0 && n > SIZE_MAX / size) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return realloc(old, n * size);
+}
+
+ALLOCLAB_LIVE_EXPORT int posix_memalign(void** out, std::size_t alignment, std::size_t size) {
+  ensure_real();
+  if (alignment > kRealAlignment || !through_cache(size))
+    return real.posix_memalign(out, alignment, size);
+  // posix_memalign's own check, which the real function would have made.
+  if (alignment < sizeof(void*) || (alignment & (alignment - 1)) != 0) return EINVAL;
+  void* p = cache_allocate(size);
+  if (p == nullptr) return ENOMEM;
+  *out = p;
+  return 0;
+}
+
+ALLOCLAB_LIVE_EXPORT void* aligned_alloc(std::size_t alignment, std::size_t size) {
+  ensure_real();
+  if (alignment > kRealAlignment || !through_cache(size) || alignment == 0 ||
+      (alignment & (alignment - 1)) != 0)
+    return real.aligned_alloc(alignment, size);
+  return cache_allocate(size);
+}
+
+ALLOCLAB_LIVE_EXPORT void* memalign(std::size_t alignment, std::size_t size) {
+  ensure_real();
+  if (alignment > kRealAlignment || !through_cache(size)) return real.memalign(alignment, size);
+  return cache_allocate(size);
+}
+
+// Page-aligned: always the real allocator's.
+ALLOCLAB_LIVE_EXPORT void* valloc(std::size_t size) {
+  ensure_real();
+  return real.valloc(size);
+}
+
+ALLOCLAB_LIVE_EXPORT void* pvalloc(std::size_t size) {
+  ensure_real();
+  return real.pvalloc(size);
+}
+
+ALLOCLAB_LIVE_EXPORT std::size_t malloc_usable_size(void* p) {
+  if (p == nullptr) return 0;
+  ensure_real();
+  if (t_inside == 0 && ready() && g_cache->may_own(p)) {
+    Inside inside;
+    Locked locked;
+    if (g_cache->owns(p)) return g_cache->capacity(p);
+  }
+  return real.malloc_usable_size(p);
+}
+
+// The run markers (alloclab/markers.h, the Python markers): the strategy's runs. Under
+// `run --record` the recorder, preloaded first, records each and passes it on to these.
+ALLOCLAB_LIVE_EXPORT void alloclab_preload_run_begin(const char*) {
+  if (!ready()) return;
+  Inside inside;
+  Locked locked;
+  g_cache->begin_run();
+}
+
+ALLOCLAB_LIVE_EXPORT void alloclab_preload_run_end(void) {
+  if (!ready()) return;
+  Inside inside;
+  Locked locked;
+  g_cache->end_run();
+}
+
+ALLOCLAB_LIVE_EXPORT void alloclab_preload_mark(const char*) {}
+
+using PthreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+
+ALLOCLAB_LIVE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
+                                        void* (*routine)(void*), void* arg) {
+  // Before the thread exists, and by the only thread that could be inside the cache.
+  g_many_threads.store(true, std::memory_order_seq_cst);
+  static const auto next = next_symbol<PthreadCreateFn>("pthread_create");
+  return next(thread, attr, routine, arg);
+}

@@ -1,0 +1,201 @@
+#include "alloclab/live/live_cache.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "alloclab/strategies/registry.hpp"
+
+namespace alloclab::live {
+
+// Notes the address range of every block the upstream hands out, for may_own().
+class LiveCache::RangeUpstream final : public Upstream {
+ public:
+  RangeUpstream(Upstream& inner, std::atomic<std::uint64_t>& low, std::atomic<std::uint64_t>& high)
+      : inner_(inner), low_(low), high_(high) {}
+  std::optional<Block> allocate(std::uint64_t bytes) override {
+    std::optional<Block> block = inner_.allocate(bytes);
+    if (block) {
+      if (block->address < low_.load(std::memory_order_relaxed))
+        low_.store(block->address, std::memory_order_release);
+      const std::uint64_t end = block->address + std::max<std::uint64_t>(block->capacity, 1);
+      if (end > high_.load(std::memory_order_relaxed)) high_.store(end, std::memory_order_release);
+    }
+    return block;
+  }
+  void deallocate(const Block& block) override { inner_.deallocate(block); }
+
+ private:
+  Upstream& inner_;
+  std::atomic<std::uint64_t>& low_;
+  std::atomic<std::uint64_t>& high_;
+};
+
+// Times each upstream call into the cache's histograms (a failed allocate too).
+class LiveCache::TimedUpstream final : public Upstream {
+ public:
+  TimedUpstream(Upstream& inner, Clock clock, LiveHistogram& allocate, LiveHistogram& deallocate)
+      : inner_(inner), clock_(clock), allocate_(allocate), deallocate_(deallocate) {}
+  std::optional<Block> allocate(std::uint64_t bytes) override {
+    const std::uint64_t start = clock_.ticks();
+    std::optional<Block> block = inner_.allocate(bytes);
+    allocate_.record(clock_.ticks() - start);
+    return block;
+  }
+  void deallocate(const Block& block) override {
+    const std::uint64_t start = clock_.ticks();
+    inner_.deallocate(block);
+    deallocate_.record(clock_.ticks() - start);
+  }
+
+ private:
+  Upstream& inner_;
+  Clock clock_;
+  LiveHistogram& allocate_;
+  LiveHistogram& deallocate_;
+};
+
+LiveCache::LiveCache(std::string_view spec, Upstream& upstream, Clock clock, bool implicit_run)
+    : clock_(clock),
+      range_(std::make_unique<RangeUpstream>(upstream, low_, high_)),
+      timed_(std::make_unique<TimedUpstream>(*range_, clock, upstream_allocate_,
+                                             upstream_deallocate_)),
+      virtual_(std::make_unique<VirtualUpstream>(*timed_)),
+      counting_(std::make_unique<CountingUpstream>(*virtual_)),
+      strategy_(make_strategy(spec, *counting_)),
+      start_ticks_(clock.ticks()),
+      start_ns_(clock.ns()) {
+  if (!strategy_->hands_out_upstream_memory())
+    throw std::invalid_argument(std::string(spec) +
+                                " cannot run inside a program: its blocks lie in a virtual "
+                                "address range it models, not in memory");
+  if (implicit_run) begin_run_of_strategy();
+}
+
+void LiveCache::begin_run_of_strategy() {
+  strategy_->begin_run();
+  in_run_ = true;
+}
+
+LiveCache::~LiveCache() = default;
+
+void LiveCache::after_operation() {
+  peak_live_ = std::max(peak_live_, live_bytes_);
+  peak_reserved_ = std::max(peak_reserved_, counting_->reserved_bytes());
+}
+
+void LiveCache::failed(std::size_t size) {
+  if (!first_failure_)
+    first_failure_ = LiveFailure{size, clock_.ns() - start_ns_, live_bytes_, allocated_bytes_,
+                                 counting_->reserved_bytes()};
+}
+
+void* LiveCache::allocate(std::size_t size) {
+  const bool timed = time_this_call();
+  const std::uint64_t start = timed ? clock_.ticks() : 0;
+  const std::optional<Block> block = strategy_->allocate(size, 0);
+  if (timed) strategy_allocate_.record(clock_.ticks() - start, kTimedOneIn);
+  // A block at address 0 cannot be told from a failure by the program: it is one.
+  if (!block || block->address == 0) {
+    failed(size);
+    after_operation();
+    return nullptr;
+  }
+  const std::uint64_t real = virtual_->to_real(block->address);
+  table_.insert_or_assign(real, HandedOut{block->address, block->capacity, size});
+  live_bytes_ += size;
+  allocated_bytes_ += block->capacity;
+  after_operation();
+  return reinterpret_cast<void*>(static_cast<std::uintptr_t>(real));
+}
+
+void LiveCache::deallocate(void* p) {
+  // Copied out field by field: moving the entry out whole through an optional stalls on a
+  // store the copy cannot forward from.
+  const HandedOut* found = table_.find(address_of(p));
+  const HandedOut entry{found->name, found->capacity, found->requested};
+  table_.erase(address_of(p));
+  const bool timed = time_this_call();
+  const std::uint64_t start = timed ? clock_.ticks() : 0;
+  strategy_->deallocate(Block{entry.name, entry.capacity});
+  if (timed) strategy_deallocate_.record(clock_.ticks() - start, kTimedOneIn);
+  live_bytes_ -= entry.requested;
+  allocated_bytes_ -= entry.capacity;
+  after_operation();
+}
+
+void* LiveCache::reallocate(void* p, std::size_t size) {
+  HandedOut& entry = *table_.find(address_of(p));
+  if (size <= entry.capacity) {
+    // As the replay counts an in-place realloc: its free, then a hit on the same block.
+    live_bytes_ = live_bytes_ - entry.requested + size;
+    entry.requested = size;
+    ++in_place_;
+    in_place_slack_ += entry.capacity - size;
+    after_operation();
+    return p;
+  }
+  // Recorded as a realloc that moved: alloc(new), then free(old).
+  const std::size_t old_requested = static_cast<std::size_t>(entry.requested);
+  void* moved = allocate(size);
+  if (moved == nullptr) return nullptr;
+  std::memcpy(moved, p, old_requested);
+  deallocate(p);
+  return moved;
+}
+
+std::size_t LiveCache::capacity(const void* p) const {
+  return static_cast<std::size_t>(table_.find(address_of(p))->capacity);
+}
+
+void LiveCache::begin_run() {
+  // Runs do not nest: a run_begin inside a run ends that run first.
+  if (in_run_) strategy_->end_run();
+  begin_run_of_strategy();
+  ++runs_;
+  after_operation();
+}
+
+void LiveCache::end_run() {
+  if (!in_run_) return;  // outside any run: ignored
+  strategy_->end_run();
+  in_run_ = false;
+  after_operation();
+}
+
+LiveReport LiveCache::report() const {
+  const StrategyStats& stats = strategy_->stats();
+  const UpstreamCounters& up = counting_->counters();
+  LiveReport r;
+  r.requests = stats.requests + in_place_;
+  r.hits = stats.hits + in_place_;
+  r.failed = stats.failed;
+  r.upstream_allocs = up.allocs;
+  r.upstream_frees = up.frees;
+  r.evictions = stats.evictions;
+  r.peak_live_bytes = peak_live_;
+  r.peak_reserved_bytes = peak_reserved_;
+  r.final_cached_bytes = stats.cached_bytes;
+  r.slack_bytes = stats.slack_bytes + in_place_slack_;
+  r.in_place_reallocs = in_place_;
+  r.runs = runs_;
+  // What a tick is worth, over the whole run so far.
+  const std::uint64_t ticks = clock_.ticks() - start_ticks_;
+  const std::uint64_t ns = clock_.ns() - start_ns_;
+  const double ns_per_tick =
+      ticks == 0 ? 1.0 : static_cast<double>(ns) / static_cast<double>(ticks);
+  r.latency["strategy_allocate"] = strategy_allocate_.raw(ns_per_tick);
+  r.latency["strategy_deallocate"] = strategy_deallocate_.raw(ns_per_tick);
+  r.latency["upstream_allocate"] = upstream_allocate_.raw(ns_per_tick);
+  r.latency["upstream_deallocate"] = upstream_deallocate_.raw(ns_per_tick);
+  for (const auto& [name, value] : strategy_->counters()) r.strategy_counters[name] = value;
+  r.first_failure = first_failure_;
+  return r;
+}
+
+void LiveCache::release() {
+  strategy_->release();
+}
+
+}  // namespace alloclab::live

@@ -1,0 +1,234 @@
+#include "alloclab/live/live_report.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+
+namespace alloclab::live {
+namespace {
+
+constexpr std::string_view kMagic = "alloclab-live 1";
+
+// The counters by their report names, in the order the file lists them.
+struct CounterField {
+  std::string_view name;
+  std::uint64_t LiveReport::*field;
+};
+constexpr CounterField kCounters[] = {
+    {"pid", &LiveReport::pid},
+    {"min_size", &LiveReport::min_size},
+    {"requests", &LiveReport::requests},
+    {"hits", &LiveReport::hits},
+    {"failed_requests", &LiveReport::failed},
+    {"upstream_allocs", &LiveReport::upstream_allocs},
+    {"upstream_frees", &LiveReport::upstream_frees},
+    {"evictions", &LiveReport::evictions},
+    {"peak_live_bytes", &LiveReport::peak_live_bytes},
+    {"peak_reserved_bytes", &LiveReport::peak_reserved_bytes},
+    {"final_cached_bytes", &LiveReport::final_cached_bytes},
+    {"slack_bytes", &LiveReport::slack_bytes},
+    {"in_place_reallocs", &LiveReport::in_place_reallocs},
+    {"bypassed", &LiveReport::bypassed},
+    {"runs", &LiveReport::runs},
+};
+
+struct FailureField {
+  std::string_view name;
+  std::uint64_t LiveFailure::*field;
+};
+constexpr FailureField kFailure[] = {
+    {"requested_bytes", &LiveFailure::requested_bytes},
+    {"since_start_ns", &LiveFailure::since_start_ns},
+    {"live_bytes", &LiveFailure::live_bytes},
+    {"allocated_bytes", &LiveFailure::allocated_bytes},
+    {"reserved_bytes", &LiveFailure::reserved_bytes},
+};
+
+// Names are single words: they never hold the separator.
+bool is_word(std::string_view name) {
+  if (name.empty()) return false;
+  for (const char c : name)
+    if (c == ' ' || c == '\n' || c == '\t') return false;
+  return true;
+}
+
+void append_number(std::string& out, std::uint64_t value) {
+  char buffer[24];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
+  out.append(buffer, end);
+}
+
+class Lines {
+ public:
+  Lines(std::string_view text, const std::string& source) : text_(text), source_(source) {}
+  bool next() {
+    if (pos_ >= text_.size()) return false;
+    const std::size_t end = text_.find('\n', pos_);
+    if (end == std::string_view::npos) fail("the file ends inside a line (cut short)");
+    line_ = text_.substr(pos_, end - pos_);
+    pos_ = end + 1;
+    ++number_;
+    words_ = 0;
+    return true;
+  }
+  std::string_view line() const { return line_; }
+  // The next space-separated word of the line.
+  std::string_view word() {
+    std::size_t start = words_;
+    while (start < line_.size() && line_[start] == ' ') ++start;
+    std::size_t end = line_.find(' ', start);
+    if (end == std::string_view::npos) end = line_.size();
+    words_ = end;
+    if (start == end) fail("a field is missing");
+    return line_.substr(start, end - start);
+  }
+  std::uint64_t number() {
+    const std::string_view w = word();
+    std::uint64_t value = 0;
+    const auto [ptr, ec] = std::from_chars(w.data(), w.data() + w.size(), value);
+    if (ec != std::errc() || ptr != w.data() + w.size())
+      fail("\"" + std::string(w) + "\" is not a count");
+    return value;
+  }
+  void end_of_line() {
+    if (line_.find_first_not_of(' ', words_) != std::string_view::npos)
+      fail("unexpected text at the end of the line");
+  }
+  [[noreturn]] void fail(const std::string& why) const {
+    throw std::runtime_error(source_ + ": line " + std::to_string(number_) + ": " + why);
+  }
+
+ private:
+  std::string_view text_;
+  const std::string& source_;
+  std::size_t pos_ = 0;
+  std::size_t number_ = 0;
+  std::string_view line_;
+  std::size_t words_ = 0;
+};
+
+}  // namespace
+
+LiveHistogram::Raw LiveHistogram::raw(double ns_per_unit) const {
+  const auto scaled = [ns_per_unit](std::uint64_t units) {
+    return static_cast<std::uint64_t>(std::llround(static_cast<double>(units) * ns_per_unit));
+  };
+  Raw r;
+  std::map<std::size_t, std::uint64_t> buckets;
+  for (std::size_t i = 0; i < buckets_.size(); ++i) {
+    if (buckets_[i] == 0) continue;
+    const std::uint64_t low = LatencyHistogram::bucket_low(i);
+    const std::uint64_t middle = low + (LatencyHistogram::bucket_high(i) - low) / 2;
+    buckets[LatencyHistogram::index_of(scaled(middle))] += buckets_[i];
+  }
+  r.buckets.assign(buckets.begin(), buckets.end());
+  r.total = scaled(total_);
+  r.max = scaled(max_);
+  r.min = r.buckets.empty() ? 0 : scaled(min_);
+  return r;
+}
+
+std::string to_text(const LiveReport& report) {
+  std::string out(kMagic);
+  out += "\nspec ";
+  out += report.spec;  // the rest of its line: a spec may hold spaces (a plug-in's path)
+  out += '\n';
+  for (const CounterField& c : kCounters) {
+    out += "counter ";
+    out += c.name;
+    out += ' ';
+    append_number(out, report.*c.field);
+    out += '\n';
+  }
+  for (const auto& [name, value] : report.strategy_counters) {
+    if (!is_word(name)) continue;
+    out += "strategy_counter " + name + ' ';
+    append_number(out, value);
+    out += '\n';
+  }
+  for (const auto& [name, raw] : report.latency) {
+    out += "latency " + name + ' ';
+    append_number(out, raw.total);
+    out += ' ';
+    append_number(out, raw.max);
+    out += ' ';
+    append_number(out, raw.min);
+    out += '\n';
+    for (const auto& [index, count] : raw.buckets) {
+      out += "bucket " + name + ' ';
+      append_number(out, index);
+      out += ' ';
+      append_number(out, count);
+      out += '\n';
+    }
+  }
+  if (report.first_failure) {
+    for (const FailureField& f : kFailure) {
+      out += "failure ";
+      out += f.name;
+      out += ' ';
+      append_number(out, (*report.first_failure).*f.field);
+      out += '\n';
+    }
+  }
+  out += "end\n";
+  return out;
+}
+
+LiveReport parse_live_report(std::string_view text, const std::string& source) {
+  Lines lines(text, source);
+  if (!lines.next() || lines.line() != kMagic) lines.fail("not a live report of alloclab run");
+  LiveReport report;
+  bool ended = false;
+  while (!ended && lines.next()) {
+    const std::string_view kind = lines.word();
+    if (kind == "spec") {
+      const std::string_view line = lines.line();
+      report.spec = std::string(line.substr(std::min(line.size(), std::size_t{5})));
+      continue;
+    }
+    if (kind == "end") {
+      lines.end_of_line();
+      ended = true;
+    } else if (kind == "counter") {
+      const std::string_view name = lines.word();
+      const std::uint64_t value = lines.number();
+      const CounterField* found = nullptr;
+      for (const CounterField& c : kCounters)
+        if (c.name == name) found = &c;
+      if (!found) lines.fail("unknown counter \"" + std::string(name) + "\"");
+      report.*found->field = value;
+    } else if (kind == "strategy_counter") {
+      const std::string name(lines.word());
+      report.strategy_counters[name] = lines.number();
+    } else if (kind == "latency") {
+      LiveHistogram::Raw& raw = report.latency[std::string(lines.word())];
+      raw.total = lines.number();
+      raw.max = lines.number();
+      raw.min = lines.number();
+    } else if (kind == "bucket") {
+      const auto it = report.latency.find(std::string(lines.word()));
+      if (it == report.latency.end()) lines.fail("a bucket of a latency not listed before it");
+      const std::uint64_t index = lines.number();
+      if (index >= LatencyHistogram::kBucketCount)
+        lines.fail("bucket " + std::to_string(index) + " out of range");
+      it->second.buckets.emplace_back(static_cast<std::size_t>(index), lines.number());
+    } else if (kind == "failure") {
+      const std::string_view name = lines.word();
+      const std::uint64_t value = lines.number();
+      const FailureField* found = nullptr;
+      for (const FailureField& f : kFailure)
+        if (f.name == name) found = &f;
+      if (!found) lines.fail("unknown failure field \"" + std::string(name) + "\"");
+      if (!report.first_failure) report.first_failure = LiveFailure{};
+      (*report.first_failure).*found->field = value;
+    } else {
+      lines.fail("unknown line \"" + std::string(kind) + "\"");
+    }
+    lines.end_of_line();
+  }
+  if (!ended) lines.fail("no \"end\" line: the report was cut short");
+  return report;
+}
+
+}  // namespace alloclab::live

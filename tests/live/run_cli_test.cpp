@@ -74,6 +74,16 @@ TEST_F(RunCli, hands_cached_blocks_to_calloc_zeroed_and_leaves_big_alignments_to
   EXPECT_EQ(r.status, 0) << r.output;
 }
 
+TEST_F(RunCli, serves_alignments_up_to_64_bytes_and_leaves_larger_ones_to_the_allocator) {
+  for (const char* spec : {"exact", "pytorch"}) {
+    const std::string json = path("aligned.json");
+    const auto r =
+        run_cli(std::string("run -f -s ") + spec + " --json " + json + " -- " + subject("aligned"));
+    ASSERT_EQ(r.status, 0) << spec << r.output;
+    EXPECT_EQ(read_json(json)["results"][0]["requests"], 10) << spec;
+  }
+}
+
 TEST_F(RunCli, serves_many_threads_at_once) {
   const std::string json = path("threads.json");
   const auto r =

@@ -46,6 +46,7 @@ ResolvedLoad load_resolved(const std::string& path, std::optional<TraceFormat> f
     out.resolved = resolve(loaded.trace, path);
     out.summary = summarize(loaded.trace, out.resolved);
     out.summary.file_bytes = loaded.file_bytes;
+    out.metadata = loaded.trace.metadata;
   }
   out.summary.source = path;
   return out;

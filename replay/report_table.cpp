@@ -270,8 +270,10 @@ std::string pytorch_advice_text(const PyTorchAdvice& a) {
   bool fraction = false;
   for (const PyTorchTrial& t : a.trials) {
     fraction = fraction || t.config.memory_fraction;
-    table.add_row({t.config.conf.empty() ? "(default)" : t.config.conf,
-                   t.oom() ? "at " + failure_place(*t.first_failure) : "no",
+    std::string label = t.config.conf.empty() ? "(default)" : t.config.conf;
+    if (t.config.recorded)
+      label = t.config.conf.empty() ? "(default, as recorded)" : label + " (as recorded)";
+    table.add_row({label, t.oom() ? "at " + failure_place(*t.first_failure) : "no",
                    human_bytes(t.metrics.peak_reserved_bytes), grouped(t.metrics.upstream_allocs),
                    grouped(t.counter("num_alloc_retries")), ratio_cell(t.reserved_per_live())});
   }
@@ -285,8 +287,9 @@ std::string pytorch_advice_text(const PyTorchAdvice& a) {
   text += "\n";
   const auto block = [&](const std::string& why, std::size_t i) {
     const PyTorchTrial& t = a.trials[i];
-    std::string lines =
-        "# " + why + ": " + (i == 0 ? "the default, " : "") + trial_figures(t) + "\n";
+    const std::string which = std::string(t.config.conf.empty() ? "the default, " : "") +
+                              (t.config.recorded ? "as recorded, " : "");
+    std::string lines = "# " + why + ": " + which + trial_figures(t) + "\n";
     if (t.config.memory_fraction)
       lines += "# (and torch.cuda.set_per_process_memory_fraction in the program, see above)\n";
     return lines + pytorch_conf_line(t.config.conf) + "\n";

@@ -19,6 +19,7 @@ ResolvedLoad load_alt_resolved(const std::string& path, AltLoadStats* stats,
   ResolvedLoad out;
   out.resolved = resolver->finish(read.origins);
   out.summary = summarize(events, out.resolved, read.memory_bytes, std::move(read.warnings));
+  out.metadata = std::move(read.metadata);
   return out;
 }
 

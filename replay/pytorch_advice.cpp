@@ -341,6 +341,21 @@ class GridBuilder {
   std::vector<PyTorchConfig> grid_;
 };
 
+// The most one expandable segment can ever have mapped: every request of the trace in whole pages
+// of its pool (E1), at most. Saturates.
+std::uint64_t expandable_reach(const ResolvedTrace& trace) {
+  std::uint64_t total = 0;
+  for (std::uint64_t s : trace.alloc_size) {
+    if (s > pytorch::kMaxRequest) continue;  // refused before any mapping
+    const std::uint64_t rounded = pytorch::round_size(s, 0);
+    const std::uint64_t page =
+        rounded <= pytorch::kSmallSize ? pytorch::kSmallBuffer : pytorch::kLargeBuffer;
+    const std::uint64_t pages = (rounded + page - 1) / page * page;
+    total = pages > ~total ? ~std::uint64_t{0} : total + pages;
+  }
+  return total;
+}
+
 bool fits(std::uint64_t mb, const Rounding& r) {
   return mb * pytorch::kMiB <= r.largest_segment;
 }
@@ -485,6 +500,17 @@ std::vector<PyTorchConfig> pytorch_advice_grid(const ResolvedTrace& trace,
   if (!sizes.empty()) {
     grid.add(kExpandable, 1);
     for (const Rounding& r : roundings) grid.add(join(kExpandable, r.conf), 2);
+    // A piece of an expandable segment is split whatever its size (rule E3), but the oversize
+    // tests of the search still hold for it (E2): max_split_size_mb matters once some piece can
+    // reach it, and pieces merge across pages up to all the segment has mapped.
+    const std::uint64_t reach = expandable_reach(trace);
+    for (std::uint64_t mb : kMaxSplitSizesMb)
+      if (mb * pytorch::kMiB <= reach) grid.add(join(kExpandable, max_split(mb)), 2);
+    // Collection frees whole fixed segments only (E6); with expandable segments the only fixed
+    // ones are those adopted from the state the trace starts in.
+    if (collect && trace.start_state && !trace.start_state->empty())
+      for (const char* t : kGarbageCollectionThresholds)
+        grid.add(std::string("garbage_collection_threshold:") + t + "," + kExpandable, 2, true);
   }
   return grid.take();
 }

@@ -120,13 +120,16 @@ TEST(PyTorchAdvice, grid_leaves_out_settings_that_cannot_change_the_replay) {
     for (const std::string& r : rs) expected.push_back(m + "," + r);
   for (const std::string& m : ms)
     for (const char* n : {"64", "256"}) expected.push_back(m + ",max_non_split_rounding_mb:" + n);
-  // Last, expandable segments, alone and with each rounding kept.
+  // Last, expandable segments, alone, with each rounding kept, and with each max_split_size_mb
+  // a piece can reach: up to the 300 MiB the one request maps (15 pages of 20 MiB).
   expected.push_back("expandable_segments:True");
   for (const std::string& r : rs) expected.push_back("expandable_segments:True," + r);
+  for (const std::string& m : ms) expected.push_back("expandable_segments:True," + m);
   EXPECT_EQ(confs(pytorch_advice_grid(t.resolved(), std::nullopt)), expected);
 
   // A limit adds the garbage collection thresholds, alone and with every max_split_size_mb,
-  // replayed under a memory fraction of 1 of the limit.
+  // replayed under a memory fraction of 1 of the limit; not with expandable segments, where
+  // collection has no fixed segment to free (no state to start from here).
   const std::vector<PyTorchConfig> limited = pytorch_advice_grid(t.resolved(), 1024 * MiB);
   EXPECT_EQ(limited.size(), expected.size() + 2 + 2 * ms.size());
   for (const PyTorchConfig& c : limited) {
@@ -141,9 +144,9 @@ TEST(PyTorchAdvice, grid_leaves_out_settings_that_cannot_change_the_replay) {
         << c.conf;
   }
   EXPECT_EQ(limited[1 + rs.size() + ms.size()].conf, "garbage_collection_threshold:0.6");
-  EXPECT_EQ(limited[limited.size() - 1 - 1 - rs.size()].conf,
+  EXPECT_EQ(limited[limited.size() - 1 - 1 - rs.size() - ms.size()].conf,
             "garbage_collection_threshold:0.8,max_split_size_mb:256");
-  EXPECT_EQ(limited.back().conf, "expandable_segments:True,roundup_power2_divisions:16");
+  EXPECT_EQ(limited.back().conf, "expandable_segments:True,max_split_size_mb:256");
 }
 
 TEST(PyTorchAdvice, a_list_rounding_is_kept_where_it_rounds_differently) {
@@ -461,6 +464,60 @@ TEST(PyTorchAdvice, advice_compares_with_the_recorded_settings) {
   const nlohmann::json plain = pytorch_advice_json(run(trace, 150 * MiB));
   EXPECT_EQ(plain["as_recorded"], nullptr);
   EXPECT_EQ(plain["default"]["index"], 0);
+}
+
+TEST(PyTorchAdvice, expandable_segments_with_max_split_size_is_recommended_where_it_wins) {
+  // Expandable segments (stream 0, offsets in MiB): A = 100 maps [0, 100), B = 5 maps a page,
+  // [105, 120) cached. A freed. C = 18: alone, the search takes [0, 100) (the cached [105, 120)
+  // could grow, E2) and splits it, so D = 100 maps 5 more pages (220 MiB). With
+  // max_split_size_mb:20 the freed 100 MiB is oversize for C, which grows [105, 120) by a page,
+  // and D takes it back (140 MiB). Five 12 MiB blocks then fill [123, 200) page by page; freed,
+  // they merge into one 77 MiB piece that serves 60 MiB (fixed segments: a new one). 200 MiB,
+  // 10 pages; no other setting goes below 220 MiB.
+  DeviceTrace t;
+  t.alloc(0, 100 * MiB).alloc(1, 5 * MiB).free(0).alloc(2, 18 * MiB).alloc(3, 100 * MiB);
+  for (std::uint64_t k = 0; k < 5; ++k) t.alloc(10 + k, 12 * MiB);
+  for (std::uint64_t k = 0; k < 5; ++k) t.free(10 + k);
+  t.alloc(20, 60 * MiB);
+  const PyTorchAdvice a = run(t.resolved(), std::nullopt);
+  EXPECT_EQ(trial(a, "expandable_segments:True").metrics.peak_reserved_bytes, 220 * MiB);
+  EXPECT_EQ(trial(a, "max_split_size_mb:20").metrics.peak_reserved_bytes, 246 * MiB);
+  const PyTorchTrial& both = trial(a, "expandable_segments:True,max_split_size_mb:20");
+  EXPECT_EQ(both.metrics.peak_reserved_bytes, 200 * MiB);
+  EXPECT_EQ(both.metrics.upstream_allocs, 10u);
+  ASSERT_TRUE(a.least_reserved);
+  EXPECT_EQ(a.trials[*a.least_reserved].config.conf,
+            "expandable_segments:True,max_split_size_mb:20");
+  // 398 MiB of requests, at most 400 MiB mapped: 512 and up cannot matter.
+  const std::vector<std::string> grid = confs(pytorch_advice_grid(t.resolved(), std::nullopt));
+  EXPECT_NE(std::find(grid.begin(), grid.end(), "expandable_segments:True,max_split_size_mb:256"),
+            grid.end());
+  EXPECT_EQ(std::find(grid.begin(), grid.end(), "expandable_segments:True,max_split_size_mb:512"),
+            grid.end());
+  const nlohmann::json j = pytorch_advice_json(a);
+  EXPECT_EQ(j["least_reserved"]["conf"], "expandable_segments:True,max_split_size_mb:20");
+}
+
+TEST(PyTorchAdvice, collection_with_expandable_segments_only_with_fixed_segments_to_collect) {
+  // Collection frees whole fixed segments only; with expandable segments those are the ones the
+  // trace starts with.
+  ResolvedTrace trace = fragmenting_trace().resolved();
+  const auto has = [](const std::vector<PyTorchConfig>& grid, const std::string& conf) {
+    return std::any_of(grid.begin(), grid.end(),
+                       [&](const PyTorchConfig& c) { return c.conf == conf; });
+  };
+  const std::string gc = "garbage_collection_threshold:0.6,expandable_segments:True";
+  EXPECT_FALSE(has(pytorch_advice_grid(trace, 1024 * MiB), gc));
+  StartState start;
+  start.segments.push_back({0, 0, 0x7e0000000000, 40 * MiB, SegmentPool::large});
+  trace.start_state = start;
+  const std::vector<PyTorchConfig> grid = pytorch_advice_grid(trace, 1024 * MiB);
+  ASSERT_TRUE(has(grid, gc));
+  EXPECT_TRUE(has(grid, "garbage_collection_threshold:0.8,expandable_segments:True"));
+  for (const PyTorchConfig& c : grid)
+    EXPECT_EQ(c.memory_fraction, c.conf.find("garbage") == 0) << c.conf;
+  // Without a limit there is no memory fraction, hence no collection at all.
+  EXPECT_FALSE(has(pytorch_advice_grid(trace, std::nullopt), gc));
 }
 
 TEST(PyTorchAdvice, grid_of_a_training_trace_of_hundreds_of_thousands_of_events) {

@@ -15,7 +15,9 @@
 //  5. every max_split_size_mb of 3 with every rounding of 2;
 //  6. every max_split_size_mb of 3 with max_non_split_rounding_mb 64 and 256;
 //  7. with a memory limit: every garbage_collection_threshold of 4 with every max_split_size_mb
-//     of 3.
+//     of 3;
+//  8. expandable_segments:True alone, with every rounding of 2, with every max_split_size_mb of
+//     3, and (with a memory limit) with every garbage_collection_threshold of 4.
 // Pruned to what can change a replay of this trace:
 //  - a rounding that rounds every request of the trace as the default does, or as a rounding
 //    before it in the list does, is left out (the rounded size is all the model uses of it);
@@ -24,7 +26,11 @@
 //  - max_non_split_rounding_mb is tried only where some rounded request is >= max_split_size
 //    (the only requests it applies to);
 //  - garbage_collection_threshold only when some request goes to the large pool (> 1 MiB), the
-//    only pool it collects.
+//    only pool it collects;
+//  - with expandable segments, a max_split_size_mb above every request of the trace in whole
+//    pages (the most one segment can map) is left out, and garbage_collection_threshold is
+//    tried only when the trace starts from recorded segments: collection frees whole fixed
+//    segments only, and with expandable segments the adopted ones are the only fixed ones.
 // garbage_collection_threshold acts only under a memory fraction (PyTorch collects only once
 // torch.cuda.set_per_process_memory_fraction was called): its settings are replayed with
 // per_process_memory_fraction=1 and device_memory = the memory limit, which fails a segment

@@ -24,6 +24,7 @@ struct ResolvedLoad {
 // Errors and warnings as read_alt: InputError for an unusable header, warnings (in
 // summary.warnings) for damaged or missing chunks.
 ResolvedLoad load_alt_resolved(const std::string& path, AltLoadStats* stats = nullptr,
-                               std::uint64_t batch_events = alt_stream_batch_events);
+                               std::uint64_t batch_events = alt_stream_batch_events,
+                               const ResolveOptions& options = {});
 
 }  // namespace alloclab

@@ -40,8 +40,21 @@ void run_pytorch_advice(const AdviseCommand& cmd, const std::string& command_lin
   const ResolvedLoad input = load_replay_input(cmd.path, cmd.format);
   const ResolvedTrace& resolved = input.resolved;
 
-  const std::vector<PyTorchConfig> grid = pytorch_advice_grid(resolved, memory_limit);
+  // The baseline is what the snapshot was taken with, when it says.
+  const std::optional<RecordedPyTorchConf> recorded =
+      recorded_pytorch_conf(recorded_allocator_settings(input.metadata), memory_limit);
   PyTorchAdviceOptions options;
+  if (recorded && !recorded->not_expressed.empty()) {
+    std::string items;
+    for (const std::string& n : recorded->not_expressed) items += (items.empty() ? "" : "; ") + n;
+    std::fprintf(stderr,
+                 "alloclab: warning: %s: recorded allocator settings left out of the \"as "
+                 "recorded\" row: %s\n",
+                 cmd.path.c_str(), items.c_str());
+    options.recorded_not_expressed = recorded->not_expressed;
+  }
+  const std::vector<PyTorchConfig> grid = pytorch_advice_grid(
+      resolved, memory_limit, recorded ? std::optional<std::string>(recorded->conf) : std::nullopt);
   options.memory_limit = memory_limit;
   options.threads = cmd.jobs;
   InterruptGuard interrupt;

@@ -15,6 +15,7 @@ namespace {
 struct InfoOptions {
   std::string path;
   std::string format;
+  std::uint64_t min_size = 0;  // ResolveOptions::min_size
   bool json = false;
   std::size_t stacks = 0;     // top allocation sites to show (traces recorded with --stacks)
   std::size_t anomalies = 5;  // first anomalies to list
@@ -23,7 +24,8 @@ struct InfoOptions {
 void run_info(const InfoOptions& options) {
   if (!options.stacks) {
     // The summary alone: load_resolved streams a .alt trace instead of holding its events.
-    const TraceSummary summary = std::move(load_replay_input(options.path, options.format).summary);
+    const TraceSummary summary =
+        std::move(load_replay_input(options.path, options.format, options.min_size).summary);
     if (options.json)
       std::cout << json_text(to_json(summary), 2) << '\n';
     else
@@ -31,7 +33,10 @@ void run_info(const InfoOptions& options) {
     return;
   }
   LoadedTrace loaded = load_input(options.path, options.format);
-  TraceSummary summary = summarize(loaded.trace, resolve(loaded.trace, options.path));
+  ResolveOptions resolve_options;
+  resolve_options.min_size = options.min_size;
+  TraceSummary summary =
+      summarize(loaded.trace, resolve(loaded.trace, options.path, resolve_options));
   summary.source = options.path;
   summary.file_bytes = loaded.file_bytes;
   const StackSites sites = top_stack_sites(loaded.trace, options.stacks);
@@ -54,6 +59,11 @@ void add_info_command(CLI::App& app) {
   cmd->add_option("--from", options->format, "input format: alt, csv, rmm, torch")
       ->type_name("FORMAT");
   cmd->add_flag("--json", options->json, "print JSON (keys documented in docs/cli.md)");
+  cmd->add_option("--min-size", options->min_size,
+                  "summarise as `replay --min-size` replays: host allocations of fewer bytes (or "
+                  "aligned above 16 bytes) left out and counted apart")
+      ->check(not_negative())
+      ->type_name("BYTES");
   cmd->add_flag("--stacks{10}", options->stacks,
                 "also show the call stacks that allocated most, by count and by bytes "
                 "(--stacks=N: the top N, default 10)")

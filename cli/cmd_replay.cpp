@@ -20,6 +20,7 @@ namespace {
 struct ReplayCommand {
   std::string path;
   std::string format;
+  std::uint64_t min_size = 0;
   std::vector<std::string> specs;
   std::string json_out;
   std::string csv_out;
@@ -56,7 +57,7 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
   std::optional<CostModel> cost_model;
   if (!cmd.cost_model.empty()) cost_model = load_cost_model(cmd.cost_model);
 
-  ResolvedLoad input = load_replay_input(cmd.path, cmd.format);
+  ResolvedLoad input = load_replay_input(cmd.path, cmd.format, cmd.min_size);
   const ResolvedTrace& resolved = input.resolved;
   const TraceSummary& summary = input.summary;
 
@@ -133,6 +134,12 @@ void add_replay_command(CLI::App& app) {
                           ->check(not_negative())
                           ->type_name("N");
   sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch")->type_name("FORMAT");
+  sub->add_option(
+         "--min-size", cmd->min_size,
+         "leave host allocations of fewer bytes (and those aligned above 16 bytes) to the real "
+         "allocator, not to the strategy, as `alloclab run` does (default 0: none)")
+      ->check(not_negative())
+      ->type_name("BYTES");
   sub->add_option("--memory-limit", cmd->memory_limit,
                   "emulate a device of this size (e.g. 8GiB): the upstream fails beyond it")
       ->type_name("SIZE");

@@ -18,6 +18,7 @@ namespace {
 struct SweepCommand {
   std::string path;
   std::string format;
+  std::uint64_t min_size = 0;
   std::vector<std::string> templates;
   std::string json_out;
   std::string csv_out;
@@ -35,7 +36,7 @@ void run_sweep_command(const SweepCommand& cmd, const std::string& command_line)
       .output("--csv", cmd.csv_out)
       .check();
 
-  ResolvedLoad input = load_replay_input(cmd.path, cmd.format);
+  ResolvedLoad input = load_replay_input(cmd.path, cmd.format, cmd.min_size);
   const ResolvedTrace& resolved = input.resolved;
   const TraceSummary& summary = input.summary;
 
@@ -90,6 +91,12 @@ void add_sweep_command(CLI::App& app) {
                   "shard reports with `alloclab merge`")
       ->type_name("I/N");
   sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch")->type_name("FORMAT");
+  sub->add_option(
+         "--min-size", cmd->min_size,
+         "leave host allocations of fewer bytes (and those aligned above 16 bytes) to the real "
+         "allocator, not to the strategy, as `alloclab run` does (default 0: none)")
+      ->check(not_negative())
+      ->type_name("BYTES");
   sub->callback([cmd] { run_sweep_command(*cmd, command_line()); });
 }
 

@@ -79,8 +79,11 @@ LoadedTrace load_input(const std::string& path, const std::string& from) {
   return loaded;
 }
 
-ResolvedLoad load_replay_input(const std::string& path, const std::string& from) {
-  ResolvedLoad loaded = load_resolved(path, from_option(from));
+ResolvedLoad load_replay_input(const std::string& path, const std::string& from,
+                               std::uint64_t min_size) {
+  ResolveOptions options;
+  options.min_size = min_size;
+  ResolvedLoad loaded = load_resolved(path, from_option(from), options);
   print_warnings(loaded.summary.warnings);
   return loaded;
 }

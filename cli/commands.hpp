@@ -49,7 +49,9 @@ std::optional<TraceFormat> from_option(const std::string& from);
 // each load warning printed to stderr as alloclab prints every warning: a truncated .alt still
 // loads, loudly.
 LoadedTrace load_input(const std::string& path, const std::string& from);
-ResolvedLoad load_replay_input(const std::string& path, const std::string& from);
+// `min_size`: ResolveOptions::min_size (--min-size).
+ResolvedLoad load_replay_input(const std::string& path, const std::string& from,
+                               std::uint64_t min_size = 0);
 
 // `text` to standard output, as it is.
 void print(const std::string& text);

@@ -34,18 +34,20 @@ LoadedTrace load_trace(const std::string& path, std::optional<TraceFormat> forma
   return load_as(path, format.has_value(), input_format(path, format));
 }
 
-ResolvedLoad load_resolved(const std::string& path, std::optional<TraceFormat> format) {
+ResolvedLoad load_resolved(const std::string& path, std::optional<TraceFormat> format,
+                           const ResolveOptions& options) {
   ResolvedLoad out;
   const TraceFormat detected = input_format(path, format);
   if (detected == TraceFormat::alt) {
     AltLoadStats stats;
-    out = load_alt_resolved(path, &stats);
+    out = load_alt_resolved(path, &stats, alt_stream_batch_events, options);
     out.summary.file_bytes = stats.file_bytes;
   } else {
     const LoadedTrace loaded = load_as(path, format.has_value(), detected);
-    out.resolved = resolve(loaded.trace, path);
+    out.resolved = resolve(loaded.trace, path, options);
     out.summary = summarize(loaded.trace, out.resolved);
     out.summary.file_bytes = loaded.file_bytes;
+    out.metadata = loaded.trace.metadata;
   }
   out.summary.source = path;
   return out;

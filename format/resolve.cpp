@@ -20,6 +20,8 @@ struct DeviceAddresses {
   AddressMap<std::uint32_t> live;  // address -> allocation id
   // Addresses freed and not reallocated since (double-free detection); the value is unused.
   AddressMap<std::uint32_t> freed;
+  // Live blocks ResolveOptions::min_size left out; the value is unused.
+  AddressMap<std::uint32_t> dropped;
 };
 
 struct AnomalyNames {
@@ -46,7 +48,9 @@ std::uint64_t Anomalies::*counter_of(AnomalyKind kind) {
 // the first marker removes and the end of a trace without markers keeps.
 class StreamResolver::Impl {
  public:
-  Impl(std::uint64_t expected_events, std::string source) : source_(std::move(source)) {
+  Impl(std::uint64_t expected_events, std::string source, const ResolveOptions& options)
+      : source_(std::move(source)), options_(options) {
+    out_.below_min_size.min_size = options.min_size;
     out_.ops.reserve(expected_events + 2);
     out_.op_time_ns.reserve(expected_events + 2);
     // Upper bounds: only the pages used are ever touched.
@@ -255,9 +259,18 @@ class StreamResolver::Impl {
       return;
     }
     DeviceAddresses& device = addresses(t.device(i));
+    // Over a live block, left out or not: the trace missed its free, as without the filter.
     if (const std::uint32_t* older = device.live.find(address)) {
       note(AnomalyKind::alloc_over_live, t, i);
       free_id(device, address, *older, time, events_before_ + i);
+    } else if (device.dropped.find(address)) {
+      note(AnomalyKind::alloc_over_live, t, i);
+      device.dropped.erase(address);
+    }
+    if (left_out(t, i)) {
+      device.dropped.insert_or_assign(address, 0);
+      device.freed.erase(address);
+      return;
     }
     if (out_.alloc_size.size() >= std::numeric_limits<std::uint32_t>::max())
       throw std::length_error("more than 2^32-1 allocations in one trace");
@@ -269,6 +282,19 @@ class StreamResolver::Impl {
     emit(ReplayOp::alloc, id, time, events_before_ + i);
   }
 
+  // Whether ResolveOptions::min_size leaves allocation event i out (and counts it if so).
+  bool left_out(const Trace& t, std::size_t i) {
+    if (options_.min_size == 0 || t.kind(i) != MemoryKind::host) return false;
+    const std::uint64_t size = t.size_of(i);
+    const bool over_aligned = t.alignment(i) > 16;
+    if (size >= options_.min_size && !over_aligned) return false;
+    BelowMinSize& b = out_.below_min_size;
+    ++b.allocations;
+    detail::add_saturating(b.bytes, size);
+    if (size >= options_.min_size) ++b.over_aligned;
+    return true;
+  }
+
   void free(const Trace& t, std::size_t i, std::uint64_t time) {
     const std::uint64_t address = t.address(i);
     if (address == 0) {
@@ -278,6 +304,11 @@ class StreamResolver::Impl {
     DeviceAddresses& device = addresses(t.device(i));
     if (const std::uint32_t* id = device.live.find(address))
       return free_id(device, address, *id, time, events_before_ + i);
+    if (device.dropped.find(address)) {
+      device.dropped.erase(address);
+      device.freed.insert_or_assign(address, 0);
+      return;
+    }
     if (device.freed.find(address))
       note(AnomalyKind::double_free, t, i);
     else if (started_at_fork_)
@@ -287,6 +318,7 @@ class StreamResolver::Impl {
   }
 
   std::string source_;
+  ResolveOptions options_;
   bool start_read_ = false;
   ResolvedTrace out_;
   std::map<DeviceId, DeviceAddresses> devices_;  // node-based: pointers stay valid
@@ -302,8 +334,9 @@ class StreamResolver::Impl {
   std::uint64_t last_event_ = 0;     // the event of the last operation emitted
 };
 
-StreamResolver::StreamResolver(std::uint64_t expected_events, std::string source)
-    : impl_(std::make_unique<Impl>(expected_events, std::move(source))) {}
+StreamResolver::StreamResolver(std::uint64_t expected_events, std::string source,
+                               const ResolveOptions& options)
+    : impl_(std::make_unique<Impl>(expected_events, std::move(source), options)) {}
 StreamResolver::~StreamResolver() = default;
 
 void StreamResolver::add(const Trace& part) {
@@ -339,8 +372,9 @@ std::string_view to_string(SegmentAction action) {
   return names[static_cast<std::size_t>(action)];
 }
 
-ResolvedTrace resolve(const Trace& trace, const std::string& source) {
-  StreamResolver resolver(trace.size(), source);
+ResolvedTrace resolve(const Trace& trace, const std::string& source,
+                      const ResolveOptions& options) {
+  StreamResolver resolver(trace.size(), source, options);
   resolver.add(trace);
   return resolver.finish(trace.origins());
 }

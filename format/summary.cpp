@@ -204,6 +204,7 @@ TraceSummary summarize(const EventTally& events, const ResolvedTrace& resolved,
   summarize_origins(resolved.origins, s);
   summarize_ops(resolved, s);
   s.anomalies = resolved.anomalies;
+  s.below_min_size = resolved.below_min_size;
   s.first_anomalies = resolved.first_anomalies;
   s.implicit_run = resolved.implicit_run;
   s.segment_allocs = resolved.segment_allocs;
@@ -310,6 +311,12 @@ nlohmann::json to_json(const TraceSummary& s, bool with_runs) {
       {"memory_bytes_per_event",
        s.events ? static_cast<double>(s.memory_bytes) / static_cast<double>(s.events) : 0.0},
       {"warnings", s.warnings}};
+  // Only for a trace resolved with a minimum size: the key says the numbers leave blocks out.
+  if (s.below_min_size.min_size > 0)
+    out["below_min_size"] = {{"min_size", s.below_min_size.min_size},
+                             {"allocations", s.below_min_size.allocations},
+                             {"bytes", s.below_min_size.bytes},
+                             {"over_aligned", s.below_min_size.over_aligned}};
   if (s.start_state) {
     const StartStateSummary& t = *s.start_state;
     out["start_state"] = {{"segments", t.segments},

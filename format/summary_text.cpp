@@ -147,6 +147,14 @@ std::string summary_text(const TraceSummary& s, std::size_t anomalies_listed) {
   text += string_printf("also         free(NULL) %s, failed allocations %s, unterminated runs %s\n",
                         grouped(a.free_null).c_str(), grouped(a.failed_allocs).c_str(),
                         grouped(a.unterminated_runs).c_str());
+  if (s.below_min_size.min_size > 0) {
+    const BelowMinSize& b = s.below_min_size;
+    text += string_printf(
+        "left out     %s host allocations (%s) below --min-size %s B or aligned above 16 B "
+        "(%s for their alignment): not counted above\n",
+        grouped(b.allocations).c_str(), human_bytes(b.bytes).c_str(), grouped(b.min_size).c_str(),
+        grouped(b.over_aligned).c_str());
+  }
   if (a.inherited_frees > 0)
     text +=
         string_printf("inherited    %s of blocks allocated before the fork this trace starts at\n",

@@ -178,6 +178,11 @@ std::string fidelity_line(const Fidelity& f) {
 std::string replay_notes_text(const TraceSummary& summary) {
   std::string text;
   if (summary.implicit_run) text += "(no run markers in the trace: it is replayed as one run)\n";
+  if (const BelowMinSize& b = summary.below_min_size; b.min_size > 0)
+    text += string_printf(
+        "(--min-size %s: %s host allocations (%s) below it or aligned above 16 B are left to the "
+        "real allocator, not replayed)\n",
+        grouped(b.min_size).c_str(), grouped(b.allocations).c_str(), human_bytes(b.bytes).c_str());
   const Anomalies& a = summary.anomalies;
   if (a.total() == 0) return text;
   std::string kinds;
@@ -270,8 +275,10 @@ std::string pytorch_advice_text(const PyTorchAdvice& a) {
   bool fraction = false;
   for (const PyTorchTrial& t : a.trials) {
     fraction = fraction || t.config.memory_fraction;
-    table.add_row({t.config.conf.empty() ? "(default)" : t.config.conf,
-                   t.oom() ? "at " + failure_place(*t.first_failure) : "no",
+    std::string label = t.config.conf.empty() ? "(default)" : t.config.conf;
+    if (t.config.recorded)
+      label = t.config.conf.empty() ? "(default, as recorded)" : label + " (as recorded)";
+    table.add_row({label, t.oom() ? "at " + failure_place(*t.first_failure) : "no",
                    human_bytes(t.metrics.peak_reserved_bytes), grouped(t.metrics.upstream_allocs),
                    grouped(t.counter("num_alloc_retries")), ratio_cell(t.reserved_per_live())});
   }
@@ -285,8 +292,9 @@ std::string pytorch_advice_text(const PyTorchAdvice& a) {
   text += "\n";
   const auto block = [&](const std::string& why, std::size_t i) {
     const PyTorchTrial& t = a.trials[i];
-    std::string lines =
-        "# " + why + ": " + (i == 0 ? "the default, " : "") + trial_figures(t) + "\n";
+    const std::string which = std::string(t.config.conf.empty() ? "the default, " : "") +
+                              (t.config.recorded ? "as recorded, " : "");
+    std::string lines = "# " + why + ": " + which + trial_figures(t) + "\n";
     if (t.config.memory_fraction)
       lines += "# (and torch.cuda.set_per_process_memory_fraction in the program, see above)\n";
     return lines + pytorch_conf_line(t.config.conf) + "\n";

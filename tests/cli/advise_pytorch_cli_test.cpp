@@ -242,3 +242,84 @@ TEST_F(AdvisePyTorchCli, a_snapshot_of_hundreds_of_thousands_of_entries) {
 }
 
 }  // namespace
+
+namespace {
+
+// A snapshot as JSON (`device_traces` and `allocator_settings`), which alloclab reads as it reads
+// the pickle.
+std::string snapshot_json(const std::vector<SnapshotEntry>& entries,
+                          const nlohmann::json& settings) {
+  nlohmann::json history = nlohmann::json::array();
+  for (const SnapshotEntry& e : entries)
+    history.push_back({{"action", e.action},
+                       {"addr", e.addr},
+                       {"size", e.size},
+                       {"stream", e.stream},
+                       {"time_us", e.time_us}});
+  return nlohmann::json({{"segments", nlohmann::json::array()},
+                         {"device_traces", {history}},
+                         {"allocator_settings", settings}})
+      .dump();
+}
+
+}  // namespace
+
+TEST_F(AdvisePyTorchCli, the_baseline_is_the_snapshots_own_settings) {
+  // Taken with max_split_size_mb:20 (which avoids the default's OOM) and 4 pinned-memory
+  // threads, which the model lacks.
+  const nlohmann::json settings = {
+      {"PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:20,pinned_num_register_threads:4"},
+      {"max_split_size", 20 * kMiB},
+      {"garbage_collection_threshold", 0.0},
+      {"expandable_segments", false},
+      {"pinned_num_register_threads", 4},
+      {"release_lock_on_cudamalloc", false},
+      {"pinned_use_cuda_host_register", false},
+      {"roundup_power2_divisions", {{"1", 0}, {"2", 0}, {"4", 0}}}};
+  const std::string snap = path("frag.json");
+  std::ofstream(snap) << snapshot_json(fragmenting(), settings);
+  const std::string out = path("advice.json");
+  const CliResult r =
+      run_cli("advise --pytorch " + snap + " --memory-limit 150MiB -j 2 --json " + out);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("alloclab: warning: " + snap +
+                          ": recorded allocator settings left out of the \"as recorded\" row: "
+                          "pinned_num_register_threads=4 (not modelled)\n"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("\nPYTORCH_CUDA_ALLOC_CONF   "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\nmax_split_size_mb:20 (as recorded)  "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("# for comparison: as recorded, 130.00 MiB peak reserved, 2 cudaMalloc "
+                          "calls\nPYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:20\n"),
+            std::string::npos)
+      << r.output;
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(out));
+  const nlohmann::json& p = j["pytorch_advice"];
+  EXPECT_EQ(p["as_recorded"]["conf"], "max_split_size_mb:20");
+  EXPECT_EQ(p["as_recorded"]["index"], 0);
+  EXPECT_EQ(p["default"]["index"], 1);
+  EXPECT_EQ(p["configurations"][1]["oom"], true);
+  EXPECT_EQ(p["recorded_not_expressed"],
+            nlohmann::json::array({"pinned_num_register_threads=4 (not modelled)"}));
+  EXPECT_EQ(j["results"][0]["strategy"], "pytorch-conf:\"max_split_size_mb:20\"");
+
+  // Converted to .alt, the snapshot keeps its settings (the header's metadata).
+  ASSERT_EQ(run_cli("convert " + snap + " " + path("frag.alt")).status, 0);
+  const CliResult alt = run_cli("advise --pytorch " + path("frag.alt") + " --memory-limit 150MiB");
+  ASSERT_EQ(alt.status, 0) << alt.output;
+  EXPECT_NE(alt.output.find("\nmax_split_size_mb:20 (as recorded)  "), std::string::npos)
+      << alt.output;
+
+  // Defaults recorded: the default is the one baseline, and nothing is left out.
+  std::ofstream(path("plain.json"))
+      << snapshot_json(fragmenting(), {{"PYTORCH_CUDA_ALLOC_CONF", ""}, {"max_split_size", -1}});
+  const CliResult plain =
+      run_cli("advise --pytorch " + path("plain.json") + " --memory-limit 150MiB");
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  EXPECT_NE(plain.output.find("\n(default, as recorded)  "), std::string::npos) << plain.output;
+  EXPECT_EQ(plain.output.find("warning"), std::string::npos) << plain.output;
+  EXPECT_NE(
+      plain.output.find("# for comparison: the default, as recorded, out of memory at event 3"),
+      std::string::npos)
+      << plain.output;
+}

@@ -148,3 +148,71 @@ TEST_F(SweepCli, advise_answers_in_plain_language_and_json) {
 }
 
 }  // namespace
+
+namespace {
+
+// Host blocks of 8, 100, 24 and 4096 bytes (the last aligned at 64), and an 8-byte device block.
+std::string mixed_trace() {
+  return "time_ns,thread,action,address,size,device,kind,alignment,label\n"
+         "100,1,alloc,0x1000,8,cpu,host,,\n"
+         "110,1,alloc,0x2000,100,cpu,host,,\n"
+         "120,1,alloc,0x3000,24,cpu,host,,\n"
+         "130,1,alloc,0x4000,4096,cpu,host,64,\n"
+         "140,1,alloc,0x5000,8,cuda:0,device,,\n"
+         "150,1,free,0x1000,,cpu,host,,\n"
+         "160,1,free,0x2000,,cpu,host,,\n"
+         "170,1,free,0x3000,,cpu,host,,\n"
+         "180,1,free,0x4000,,cpu,host,,\n"
+         "190,1,free,0x5000,,cuda:0,device,,\n";
+}
+
+}  // namespace
+
+TEST_F(SweepCli, min_size_leaves_small_host_blocks_to_the_real_allocator) {
+  const std::string trace = path("mixed.csv");
+  std::ofstream(trace) << mixed_trace();
+  const Result replay =
+      run("replay " + trace + " -s exact --min-size 64 --json " + path("replay.json"));
+  ASSERT_EQ(replay.status, 0) << replay.output;
+  EXPECT_NE(replay.output.find("(--min-size 64: 3 host allocations (4.03 KiB) below it or aligned "
+                               "above 16 B are left to the real allocator, not replayed)\n"),
+            std::string::npos)
+      << replay.output;
+  const nlohmann::json r = read_json(path("replay.json"));
+  EXPECT_EQ(r["trace"]["allocations"], 2);  // 100 bytes on the host, 8 on the device
+  EXPECT_EQ(r["trace"]["anomalies"]["free_unknown"], 0);
+  EXPECT_EQ(
+      r["trace"]["below_min_size"],
+      nlohmann::json({{"min_size", 64}, {"allocations", 3}, {"bytes", 4128}, {"over_aligned", 1}}));
+  EXPECT_EQ(r["results"][0]["requests"], 2);
+
+  const Result sweep =
+      run("sweep " + trace + " -s 'fifo-shrink:max={1KiB..2KiB:x2}' --min-size 64 --json " +
+          path("sweep.json"));
+  ASSERT_EQ(sweep.status, 0) << sweep.output;
+  EXPECT_EQ(read_json(path("sweep.json"))["trace"]["below_min_size"]["allocations"], 3);
+
+  const Result info = run("info " + trace + " --min-size 64");
+  ASSERT_EQ(info.status, 0) << info.output;
+  EXPECT_NE(info.output.find("left out     3 host allocations (4.03 KiB) below --min-size 64 B or "
+                             "aligned above 16 B (1 for their alignment): not counted above\n"),
+            std::string::npos)
+      << info.output;
+
+  // A .alt trace (streamed as it is resolved) is filtered alike.
+  ASSERT_EQ(run("convert " + trace + " " + path("mixed.alt")).status, 0);
+  ASSERT_EQ(
+      run("replay " + path("mixed.alt") + " -s exact --min-size 64 --json " + path("alt.json"))
+          .status,
+      0);
+  EXPECT_EQ(read_json(path("alt.json"))["trace"]["below_min_size"], r["trace"]["below_min_size"]);
+
+  // Without it, nothing is left out and the report has no such key.
+  ASSERT_EQ(run("replay " + trace + " -s exact --json " + path("all.json")).status, 0);
+  const nlohmann::json all = read_json(path("all.json"));
+  EXPECT_EQ(all["trace"]["allocations"], 5);
+  EXPECT_FALSE(all["trace"].contains("below_min_size"));
+  // A negative size is refused as record's is.
+  const Result negative = run("replay " + trace + " -s exact --min-size -1");
+  EXPECT_EQ(negative.status, 2) << negative.output;
+}

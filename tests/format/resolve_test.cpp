@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "alloclab/format/resolve.hpp"
+#include "tests/split_mix.hpp"
 #include "trace_test_util.hpp"
 
 namespace alloclab {
@@ -370,6 +371,155 @@ TEST(Resolve, operations_made_by_hand_map_to_no_event) {
   ResolvedTrace r;
   r.ops.push_back({0, ReplayOp::alloc});
   EXPECT_EQ(r.event_of_op(0), std::nullopt);
+}
+
+ResolveOptions min_size(std::uint64_t bytes) {
+  ResolveOptions o;
+  o.min_size = bytes;
+  return o;
+}
+
+Event aligned(Event e, std::uint64_t alignment) {
+  e.alignment = alignment;
+  return e;
+}
+
+Event on_device(Event e) {
+  e.kind = MemoryKind::device;
+  e.device = 0;
+  return e;
+}
+
+TEST(ResolveMinSize, small_host_allocations_get_no_id_and_no_operation) {
+  const Trace t = make_trace({alloc_event(0x10, 8), alloc_event(0x20, 100), alloc_event(0x30, 15),
+                              free_event(0x10), free_event(0x20), alloc_event(0x40, 16),
+                              free_event(0x30), free_event(0x40)});
+  const ResolvedTrace r = resolve(t, "trace", min_size(16));
+  EXPECT_EQ(ops_text(r), "B a0 f0 a1 f1");
+  EXPECT_EQ(r.alloc_size, (std::vector<std::uint64_t>{100, 16}));
+  EXPECT_EQ(r.anomalies.total(), 0u);  // their frees are matched, silently
+  EXPECT_EQ(r.anomalies.leaks, 0u);
+  EXPECT_EQ(r.below_min_size, (BelowMinSize{16, 2, 23, 0}));
+  // Each operation still names its event.
+  EXPECT_EQ(r.event_of_op(1), 1u);
+  EXPECT_EQ(r.event_of_op(2), 4u);
+  EXPECT_EQ(r.event_of_op(3), 5u);
+  // Off (the default): everything is kept and nothing is counted.
+  const ResolvedTrace all = resolve(t);
+  EXPECT_EQ(all.alloc_size.size(), 4u);
+  EXPECT_EQ(all.below_min_size, BelowMinSize{});
+}
+
+TEST(ResolveMinSize, device_allocations_are_always_kept) {
+  const ResolvedTrace r = resolve(
+      make_trace({on_device(alloc_event(0x10, 8)), on_device(aligned(alloc_event(0x20, 512), 256)),
+                  on_device(free_event(0x10)), on_device(free_event(0x20))}),
+      "trace", min_size(4096));
+  EXPECT_EQ(ops_text(r), "B a0 a1 f0 f1");
+  EXPECT_EQ(r.below_min_size.allocations, 0u);
+}
+
+TEST(ResolveMinSize, host_allocations_aligned_above_16_bytes_are_left_out_whatever_their_size) {
+  const Trace t = make_trace(
+      {aligned(alloc_event(0x10, 4096), 64), aligned(alloc_event(0x20, 4096), 16),
+       aligned(alloc_event(0x30, 8), 32), free_event(0x10), free_event(0x20), free_event(0x30)});
+  const ResolvedTrace r = resolve(t, "trace", min_size(16));
+  EXPECT_EQ(ops_text(r), "B a0 f0");
+  EXPECT_EQ(r.alloc_size, (std::vector<std::uint64_t>{4096}));
+  // 8 bytes aligned at 32 is below the minimum anyway: only the 4096 bytes count as over-aligned.
+  EXPECT_EQ(r.below_min_size, (BelowMinSize{16, 2, 4104, 1}));
+  EXPECT_EQ(r.anomalies.total(), 0u);
+}
+
+TEST(ResolveMinSize, anomalies_around_left_out_blocks_are_counted_as_without_the_filter) {
+  // A second free of a left-out block is a double free, a free of an address never seen is
+  // unknown, and an allocation over a live left-out block missed its free: the same anomalies
+  // as the whole trace has.
+  const Trace t =
+      make_trace({alloc_event(0x10, 8), free_event(0x10), free_event(0x10), free_event(0x99),
+                  alloc_event(0x20, 8), alloc_event(0x20, 64), free_event(0x20),
+                  alloc_event(0x30, 64), alloc_event(0x30, 8), free_event(0x30)});
+  const ResolvedTrace filtered = resolve(t, "trace", min_size(16));
+  const ResolvedTrace whole = resolve(t);
+  EXPECT_EQ(filtered.anomalies.double_free, 1u);
+  EXPECT_EQ(filtered.anomalies.free_unknown, 1u);
+  EXPECT_EQ(filtered.anomalies.alloc_over_live, 2u);
+  EXPECT_EQ(filtered.anomalies.total(), whole.anomalies.total());
+  // The 64-byte block at 0x30 is freed by the allocation over it, as without the filter.
+  EXPECT_EQ(ops_text(filtered), "B a0 f0 a1 f1");
+  EXPECT_EQ(filtered.anomalies.leaks, 0u);
+}
+
+TEST(ResolveMinSize, a_million_events_of_mixed_sizes_keep_exactly_the_large_blocks) {
+  // 500,000 host allocations of 1 to 256 bytes (some aligned at 64), each freed later, among up
+  // to 1,000 live blocks at once, plus device allocations of any size.
+  test::SplitMix rng{42};
+  std::vector<Event> events;
+  events.reserve(1'000'000);
+  std::vector<std::uint64_t> live;
+  std::uint64_t next_address = 0x100000;
+  std::uint64_t expected_kept = 0, expected_left = 0, expected_left_bytes = 0, over_aligned = 0;
+  std::vector<std::uint64_t> kept_sizes;
+  while (events.size() < 1'000'000) {
+    if (live.size() < 1000 && (live.empty() || rng.below(2) == 0)) {
+      const std::uint64_t size = 1 + rng.below(256);
+      const bool device = rng.below(8) == 0;
+      Event e = alloc_event(next_address, size, events.size());
+      if (device) e = on_device(e);
+      if (rng.below(16) == 0) e.alignment = 64;
+      const bool left = !device && (size < 64 || e.alignment > 16);
+      if (left) {
+        ++expected_left;
+        expected_left_bytes += size;
+        if (size >= 64) ++over_aligned;
+      } else {
+        ++expected_kept;
+        kept_sizes.push_back(size);
+      }
+      events.push_back(e);
+      live.push_back(next_address + (device ? 1 : 0));
+      next_address += 512;
+    } else {
+      const std::size_t k = rng.below(live.size());
+      const std::uint64_t tagged = live[k];
+      live[k] = live.back();
+      live.pop_back();
+      Event f = free_event(tagged & ~std::uint64_t{1}, events.size());
+      if (tagged & 1) f = on_device(f);
+      events.push_back(f);
+    }
+  }
+  const Trace t = make_trace(events);
+  const ResolvedTrace r = resolve(t, "trace", min_size(64));
+  EXPECT_EQ(r.alloc_size, kept_sizes);
+  EXPECT_EQ(r.below_min_size, (BelowMinSize{64, expected_left, expected_left_bytes, over_aligned}));
+  EXPECT_GT(expected_left, 100'000u);
+  EXPECT_GT(expected_kept, 100'000u);
+  EXPECT_EQ(r.anomalies.total(), 0u);
+  // Every kept block is allocated once and freed at most once, after its allocation; blocks
+  // still live at the end are the leaks.
+  std::vector<int> state(r.alloc_size.size(), 0);
+  std::uint64_t frees = 0;
+  for (const ResolvedOp& op : r.ops) {
+    if (op.op == ReplayOp::alloc) {
+      EXPECT_EQ(state[op.id]++, 0);
+    }
+    if (op.op == ReplayOp::free) {
+      EXPECT_EQ(state[op.id]++, 1);
+      ++frees;
+    }
+  }
+  EXPECT_EQ(r.anomalies.leaks, expected_kept - frees);
+  EXPECT_EQ(r.ops.size(), 1 + expected_kept + frees);
+  // Streamed in parts, the same.
+  StreamResolver parts(t.size(), "trace", min_size(64));
+  const std::size_t half = t.size() / 2;
+  parts.add(make_trace(std::vector<Event>(events.begin(), events.begin() + half)));
+  parts.add(make_trace(std::vector<Event>(events.begin() + half, events.end())));
+  const ResolvedTrace streamed = parts.finish(t.origins());
+  EXPECT_EQ(streamed.ops.size(), r.ops.size());
+  EXPECT_EQ(streamed.alloc_size, r.alloc_size);
+  EXPECT_EQ(streamed.below_min_size, r.below_min_size);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "alloclab/replay/pytorch_advice.hpp"
 #include "alloclab/replay/report_table.hpp"
 #include "alloclab/replay/sim_replay.hpp"
+#include "alloclab/strategies/pytorch.hpp"
 #include "pytorch_workload.hpp"
 
 namespace alloclab {
@@ -119,13 +120,16 @@ TEST(PyTorchAdvice, grid_leaves_out_settings_that_cannot_change_the_replay) {
     for (const std::string& r : rs) expected.push_back(m + "," + r);
   for (const std::string& m : ms)
     for (const char* n : {"64", "256"}) expected.push_back(m + ",max_non_split_rounding_mb:" + n);
-  // Last, expandable segments, alone and with each rounding kept.
+  // Last, expandable segments, alone, with each rounding kept, and with each max_split_size_mb
+  // a piece can reach: up to the 300 MiB the one request maps (15 pages of 20 MiB).
   expected.push_back("expandable_segments:True");
   for (const std::string& r : rs) expected.push_back("expandable_segments:True," + r);
+  for (const std::string& m : ms) expected.push_back("expandable_segments:True," + m);
   EXPECT_EQ(confs(pytorch_advice_grid(t.resolved(), std::nullopt)), expected);
 
   // A limit adds the garbage collection thresholds, alone and with every max_split_size_mb,
-  // replayed under a memory fraction of 1 of the limit.
+  // replayed under a memory fraction of 1 of the limit; not with expandable segments, where
+  // collection has no fixed segment to free (no state to start from here).
   const std::vector<PyTorchConfig> limited = pytorch_advice_grid(t.resolved(), 1024 * MiB);
   EXPECT_EQ(limited.size(), expected.size() + 2 + 2 * ms.size());
   for (const PyTorchConfig& c : limited) {
@@ -140,9 +144,9 @@ TEST(PyTorchAdvice, grid_leaves_out_settings_that_cannot_change_the_replay) {
         << c.conf;
   }
   EXPECT_EQ(limited[1 + rs.size() + ms.size()].conf, "garbage_collection_threshold:0.6");
-  EXPECT_EQ(limited[limited.size() - 1 - 1 - rs.size()].conf,
+  EXPECT_EQ(limited[limited.size() - 1 - 1 - rs.size() - ms.size()].conf,
             "garbage_collection_threshold:0.8,max_split_size_mb:256");
-  EXPECT_EQ(limited.back().conf, "expandable_segments:True,roundup_power2_divisions:16");
+  EXPECT_EQ(limited.back().conf, "expandable_segments:True,max_split_size_mb:256");
 }
 
 TEST(PyTorchAdvice, a_list_rounding_is_kept_where_it_rounds_differently) {
@@ -282,6 +286,238 @@ TEST(PyTorchAdvice, report_holds_every_configuration_and_the_picks) {
   EXPECT_EQ(p["fewest_upstream_allocs"]["index"], least["index"]);
   EXPECT_EQ(p["default"]["index"], 0);
   EXPECT_EQ(p["furthest"], nullptr);
+}
+
+// What torch.cuda.memory._snapshot() writes under "allocator_settings" for PyTorch's defaults.
+nlohmann::json default_settings() {
+  nlohmann::json divisions = nlohmann::json::object();
+  for (std::uint64_t k = 0; k < 16; ++k) divisions[std::to_string(std::uint64_t{1} << k)] = 0;
+  return {{"PYTORCH_CUDA_ALLOC_CONF", ""},          {"max_split_size", -1},
+          {"garbage_collection_threshold", 0.0},    {"expandable_segments", false},
+          {"pinned_num_register_threads", 1},       {"release_lock_on_cudamalloc", false},
+          {"pinned_use_cuda_host_register", false}, {"roundup_power2_divisions", divisions}};
+}
+
+TEST(PyTorchAdvice, recorded_defaults_are_the_empty_conf) {
+  const auto r = recorded_pytorch_conf(default_settings(), 1024 * MiB);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->conf, "");
+  EXPECT_TRUE(r->not_expressed.empty());
+  // Nothing recorded (older snapshots, or traces of other origins): no baseline of their own.
+  EXPECT_FALSE(recorded_pytorch_conf(nlohmann::json::object(), std::nullopt));
+  EXPECT_FALSE(recorded_pytorch_conf(nullptr, std::nullopt));
+  EXPECT_FALSE(recorded_pytorch_conf("expandable_segments:True", std::nullopt));
+}
+
+TEST(PyTorchAdvice, recorded_settings_become_the_models_conf) {
+  // PYTORCH_CUDA_ALLOC_CONF="max_split_size_mb:128,roundup_power2_divisions:[256:1,512:2,>:4],
+  // max_non_split_rounding_mb:64,garbage_collection_threshold:0.8,expandable_segments:True,
+  // release_lock_on_cudamalloc:True", as the snapshot records it: the structured values, and the
+  // string for what has none (max_non_split_rounding_mb).
+  nlohmann::json s = default_settings();
+  s["PYTORCH_CUDA_ALLOC_CONF"] =
+      "max_split_size_mb:128, roundup_power2_divisions:[256:1,512:2,>:4],"
+      "max_non_split_rounding_mb:64,garbage_collection_threshold:0.8,expandable_segments:True,"
+      "release_lock_on_cudamalloc:True";
+  s["max_split_size"] = 128 * MiB;
+  s["garbage_collection_threshold"] = 0.8;
+  s["expandable_segments"] = true;
+  s["release_lock_on_cudamalloc"] = true;
+  for (std::uint64_t k = 0; k < 16; ++k)
+    s["roundup_power2_divisions"][std::to_string(std::uint64_t{1} << k)] = k < 9    ? 1
+                                                                           : k == 9 ? 2
+                                                                                    : 4;
+  const auto r = recorded_pytorch_conf(s, 1024 * MiB);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->not_expressed.empty()) << r->not_expressed.front();
+  EXPECT_EQ(r->conf,
+            "garbage_collection_threshold:0.8,expandable_segments:True,max_split_size_mb:128,"
+            "max_non_split_rounding_mb:64,roundup_power2_divisions:[256:0,512:2,1024:4,>:4]");
+  const PyTorchOptions o = parse_pytorch_alloc_conf(r->conf);
+  EXPECT_EQ(o.max_split_size, 128 * MiB);
+  EXPECT_EQ(o.max_non_split_rounding, 64 * MiB);
+  EXPECT_TRUE(o.expandable_segments);
+  ASSERT_TRUE(o.garbage_collection_threshold);
+  EXPECT_EQ(*o.garbage_collection_threshold, parse_ratio("0.8"));
+  EXPECT_EQ(o.divisions_for(300 * MiB), 0u);
+  EXPECT_EQ(o.divisions_for(600 * MiB), 2u);
+  EXPECT_EQ(o.divisions_for(2000 * MiB), 4u);
+  EXPECT_EQ(o.divisions_for(std::uint64_t{40} << 30), 4u);
+
+  // One division everywhere is the single value; the structured value wins over the string's.
+  nlohmann::json single = default_settings();
+  single["PYTORCH_CUDA_ALLOC_CONF"] = "roundup_power2_divisions:2";
+  for (auto& [key, value] : single["roundup_power2_divisions"].items()) value = 8;
+  EXPECT_EQ(recorded_pytorch_conf(single, std::nullopt)->conf, "roundup_power2_divisions:8");
+  // A snapshot with the string alone is read from the string.
+  const auto from_string = recorded_pytorch_conf(
+      {{"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True,max_split_size_mb:64"}}, std::nullopt);
+  EXPECT_EQ(from_string->conf, "expandable_segments:True,max_split_size_mb:64");
+}
+
+TEST(PyTorchAdvice, recorded_settings_the_model_lacks_are_named_not_dropped) {
+  nlohmann::json s = default_settings();
+  s["PYTORCH_CUDA_ALLOC_CONF"] =
+      "backend:native,pinned_num_register_threads:4,max_split_size_mb:64,"
+      "garbage_collection_threshold:0.6";
+  s["pinned_num_register_threads"] = 4;
+  s["max_split_size"] = 64 * MiB;
+  s["garbage_collection_threshold"] = 0.6;
+  s["graph_capture_record_stream_reuse"] = true;
+  s["some_future_setting"] = "on";
+  // Without a memory limit the threshold means nothing (PyTorch collects only under a fraction).
+  const auto r = recorded_pytorch_conf(s, std::nullopt);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->conf, "max_split_size_mb:64");
+  const auto named = [&](const std::string& start) {
+    return std::any_of(r->not_expressed.begin(), r->not_expressed.end(),
+                       [&](const std::string& n) { return n.rfind(start, 0) == 0; });
+  };
+  EXPECT_EQ(r->not_expressed.size(), 4u);
+  EXPECT_TRUE(named("pinned_num_register_threads=4 (not modelled)"));
+  EXPECT_TRUE(named("graph_capture_record_stream_reuse=true (not modelled)"));
+  EXPECT_TRUE(named("some_future_setting=on (unknown setting)"));
+  EXPECT_TRUE(
+      named("garbage_collection_threshold:0.6 (PyTorch collects only under a memory "
+            "fraction"));
+  // With one, it is expressed.
+  EXPECT_EQ(recorded_pytorch_conf(s, 1024 * MiB)->conf,
+            "garbage_collection_threshold:0.6,max_split_size_mb:64");
+
+  // Values the model cannot take as written, and a backend it lacks.
+  const auto odd = recorded_pytorch_conf({{"PYTORCH_CUDA_ALLOC_CONF", "backend:cudaMallocAsync"},
+                                          {"max_split_size", 1000},
+                                          {"expandable_segments", "yes"}},
+                                         std::nullopt);
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd->conf, "");
+  ASSERT_EQ(odd->not_expressed.size(), 3u);
+  EXPECT_EQ(odd->not_expressed[0].rfind("expandable_segments=yes (", 0), 0u);
+  EXPECT_EQ(odd->not_expressed[1].rfind("max_split_size=1000 (not a whole number of MiB", 0), 0u);
+  EXPECT_EQ(odd->not_expressed[2].rfind("backend:cudaMallocAsync (", 0), 0u);
+}
+
+TEST(PyTorchAdvice, the_recorded_settings_are_the_first_row_and_not_repeated) {
+  const ResolvedTrace trace = reuse_for_memory_trace().resolved();
+  const std::vector<PyTorchConfig> plain = pytorch_advice_grid(trace, std::nullopt);
+  const std::vector<PyTorchConfig> grid =
+      pytorch_advice_grid(trace, std::nullopt, std::string("expandable_segments:True"));
+  ASSERT_GE(grid.size(), 2u);
+  EXPECT_EQ(grid[0].conf, "expandable_segments:True");
+  EXPECT_TRUE(grid[0].recorded);
+  EXPECT_EQ(grid[0].keys, 1u);
+  EXPECT_EQ(grid[1].conf, "");
+  EXPECT_FALSE(grid[1].recorded);
+  const std::vector<std::string> c = confs(grid);
+  EXPECT_EQ(std::count(c.begin(), c.end(), "expandable_segments:True"), 1);
+  EXPECT_EQ(grid.size(), plain.size());  // the same settings, the recorded one moved first
+
+  // Recorded defaults: one row, the default, marked as recorded.
+  const std::vector<PyTorchConfig> same = pytorch_advice_grid(trace, std::nullopt, std::string());
+  EXPECT_EQ(confs(same), confs(plain));
+  EXPECT_TRUE(same[0].recorded);
+
+  // A recorded setting of the grid written in another order is replayed as written, once.
+  const std::vector<std::string> p = confs(plain);
+  ASSERT_EQ(std::count(p.begin(), p.end(), "max_split_size_mb:20,roundup_power2_divisions:4"), 1);
+  const std::vector<std::string> o = confs(pytorch_advice_grid(
+      trace, std::nullopt, std::string("roundup_power2_divisions:4,max_split_size_mb:20")));
+  EXPECT_EQ(o[0], "roundup_power2_divisions:4,max_split_size_mb:20");
+  EXPECT_EQ(std::count(o.begin(), o.end(), "max_split_size_mb:20,roundup_power2_divisions:4"), 0);
+  EXPECT_EQ(o.size(), p.size());
+}
+
+TEST(PyTorchAdvice, advice_compares_with_the_recorded_settings) {
+  // Recorded with max_split_size_mb:20, which avoids the default's OOM under 150 MiB.
+  const DeviceTrace t = fragmenting_trace();
+  const ResolvedTrace trace = t.resolved();
+  PyTorchAdviceOptions options;
+  options.memory_limit = 150 * MiB;
+  options.threads = 2;
+  options.recorded_not_expressed = {"pinned_num_register_threads=4 (not modelled)"};
+  const PyTorchAdvice a =
+      advise_pytorch(trace,
+                     pytorch_advice_grid(trace, 150 * MiB, std::string("max_split_size_mb:20")),
+                     options)
+          .advice;
+  ASSERT_FALSE(a.trials.empty());
+  EXPECT_FALSE(a.trials[0].oom());
+  EXPECT_TRUE(a.trials[1].oom());  // the default
+  EXPECT_EQ(a.default_index(), 1u);
+  ASSERT_FALSE(a.results.empty());
+  EXPECT_EQ(a.results[0].strategy, "pytorch-conf:\"max_split_size_mb:20\"");
+  const nlohmann::json j = pytorch_advice_json(a);
+  EXPECT_EQ(j["as_recorded"]["index"], 0);
+  EXPECT_EQ(j["as_recorded"]["conf"], "max_split_size_mb:20");
+  EXPECT_EQ(j["default"]["index"], 1);
+  EXPECT_EQ(j["configurations"][0]["as_recorded"], true);
+  EXPECT_EQ(j["configurations"][1]["as_recorded"], false);
+  EXPECT_EQ(j["recorded_not_expressed"],
+            nlohmann::json::array({"pinned_num_register_threads=4 (not modelled)"}));
+  const std::string text = pytorch_advice_text(a);
+  EXPECT_NE(text.find("\nmax_split_size_mb:20 (as recorded)  "), std::string::npos) << text;
+  EXPECT_NE(text.find("\n(default)  "), std::string::npos) << text;
+  EXPECT_NE(text.find("# for comparison: as recorded, 130.00 MiB peak reserved"), std::string::npos)
+      << text;
+
+  // Without recorded settings the JSON says so.
+  const nlohmann::json plain = pytorch_advice_json(run(trace, 150 * MiB));
+  EXPECT_EQ(plain["as_recorded"], nullptr);
+  EXPECT_EQ(plain["default"]["index"], 0);
+}
+
+TEST(PyTorchAdvice, expandable_segments_with_max_split_size_is_recommended_where_it_wins) {
+  // Expandable segments (stream 0, offsets in MiB): A = 100 maps [0, 100), B = 5 maps a page,
+  // [105, 120) cached. A freed. C = 18: alone, the search takes [0, 100) (the cached [105, 120)
+  // could grow, E2) and splits it, so D = 100 maps 5 more pages (220 MiB). With
+  // max_split_size_mb:20 the freed 100 MiB is oversize for C, which grows [105, 120) by a page,
+  // and D takes it back (140 MiB). Five 12 MiB blocks then fill [123, 200) page by page; freed,
+  // they merge into one 77 MiB piece that serves 60 MiB (fixed segments: a new one). 200 MiB,
+  // 10 pages; no other setting goes below 220 MiB.
+  DeviceTrace t;
+  t.alloc(0, 100 * MiB).alloc(1, 5 * MiB).free(0).alloc(2, 18 * MiB).alloc(3, 100 * MiB);
+  for (std::uint64_t k = 0; k < 5; ++k) t.alloc(10 + k, 12 * MiB);
+  for (std::uint64_t k = 0; k < 5; ++k) t.free(10 + k);
+  t.alloc(20, 60 * MiB);
+  const PyTorchAdvice a = run(t.resolved(), std::nullopt);
+  EXPECT_EQ(trial(a, "expandable_segments:True").metrics.peak_reserved_bytes, 220 * MiB);
+  EXPECT_EQ(trial(a, "max_split_size_mb:20").metrics.peak_reserved_bytes, 246 * MiB);
+  const PyTorchTrial& both = trial(a, "expandable_segments:True,max_split_size_mb:20");
+  EXPECT_EQ(both.metrics.peak_reserved_bytes, 200 * MiB);
+  EXPECT_EQ(both.metrics.upstream_allocs, 10u);
+  ASSERT_TRUE(a.least_reserved);
+  EXPECT_EQ(a.trials[*a.least_reserved].config.conf,
+            "expandable_segments:True,max_split_size_mb:20");
+  // 398 MiB of requests, at most 400 MiB mapped: 512 and up cannot matter.
+  const std::vector<std::string> grid = confs(pytorch_advice_grid(t.resolved(), std::nullopt));
+  EXPECT_NE(std::find(grid.begin(), grid.end(), "expandable_segments:True,max_split_size_mb:256"),
+            grid.end());
+  EXPECT_EQ(std::find(grid.begin(), grid.end(), "expandable_segments:True,max_split_size_mb:512"),
+            grid.end());
+  const nlohmann::json j = pytorch_advice_json(a);
+  EXPECT_EQ(j["least_reserved"]["conf"], "expandable_segments:True,max_split_size_mb:20");
+}
+
+TEST(PyTorchAdvice, collection_with_expandable_segments_only_with_fixed_segments_to_collect) {
+  // Collection frees whole fixed segments only; with expandable segments those are the ones the
+  // trace starts with.
+  ResolvedTrace trace = fragmenting_trace().resolved();
+  const auto has = [](const std::vector<PyTorchConfig>& grid, const std::string& conf) {
+    return std::any_of(grid.begin(), grid.end(),
+                       [&](const PyTorchConfig& c) { return c.conf == conf; });
+  };
+  const std::string gc = "garbage_collection_threshold:0.6,expandable_segments:True";
+  EXPECT_FALSE(has(pytorch_advice_grid(trace, 1024 * MiB), gc));
+  StartState start;
+  start.segments.push_back({0, 0, 0x7e0000000000, 40 * MiB, SegmentPool::large});
+  trace.start_state = start;
+  const std::vector<PyTorchConfig> grid = pytorch_advice_grid(trace, 1024 * MiB);
+  ASSERT_TRUE(has(grid, gc));
+  EXPECT_TRUE(has(grid, "garbage_collection_threshold:0.8,expandable_segments:True"));
+  for (const PyTorchConfig& c : grid)
+    EXPECT_EQ(c.memory_fraction, c.conf.find("garbage") == 0) << c.conf;
+  // Without a limit there is no memory fraction, hence no collection at all.
+  EXPECT_FALSE(has(pytorch_advice_grid(trace, std::nullopt), gc));
 }
 
 TEST(PyTorchAdvice, grid_of_a_training_trace_of_hundreds_of_thousands_of_events) {

@@ -30,6 +30,7 @@ LoadedTrace load_trace(const std::string& path, std::optional<TraceFormat> forma
 // whose `file_bytes` is set for .alt input; the events themselves are not kept. An .alt trace
 // is streamed (load_alt_resolved), so the event columns of a large trace never exist beside
 // the resolved trace; any other format is read whole, then resolved and summarised.
-ResolvedLoad load_resolved(const std::string& path, std::optional<TraceFormat> format = {});
+ResolvedLoad load_resolved(const std::string& path, std::optional<TraceFormat> format = {},
+                           const ResolveOptions& options = {});
 
 }  // namespace alloclab

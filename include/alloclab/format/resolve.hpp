@@ -98,6 +98,25 @@ struct SegmentCall {
   bool operator==(const SegmentCall&) const = default;
 };
 
+// What a resolution leaves out of the replay.
+struct ResolveOptions {
+  // 0: off. Otherwise a host allocation (MemoryKind::host) of fewer bytes, or one asking an
+  // alignment above 16 bytes, gets no allocation id and no operation, and its free is matched
+  // without a word (not an anomaly): `alloclab run` hands such requests to the real allocator,
+  // not to the strategy, and a replay that compares with it must do the same. Allocations of
+  // any other kind (device memory) are always kept.
+  std::uint64_t min_size = 0;
+};
+
+// What ResolveOptions::min_size left out.
+struct BelowMinSize {
+  std::uint64_t min_size = 0;      // ResolveOptions::min_size
+  std::uint64_t allocations = 0;   // host allocations left out (either reason)
+  std::uint64_t bytes = 0;         // their requested bytes, saturated at 2^64-1
+  std::uint64_t over_aligned = 0;  // of `allocations`, those left out for their alignment alone
+  bool operator==(const BelowMinSize&) const = default;
+};
+
 // Per operation 16 bytes and per allocation 10: what a replay holds for the whole trace, so
 // nothing else is kept per allocation (an allocation's and its free's times are the times of
 // its alloc and free operations).
@@ -113,6 +132,7 @@ struct ResolvedTrace {
   // clean-up its release is not counted).
   bool implicit_run = false;
   Anomalies anomalies;
+  BelowMinSize below_min_size;
   // The first anomalies (at most max_listed_anomalies), in trace order: a trace that disagrees
   // with its program is read from where it first does.
   static constexpr std::size_t max_listed_anomalies = 1000;
@@ -154,7 +174,8 @@ struct ResolvedTrace {
 };
 
 // `source` names the trace in the InputError thrown for a damaged start state.
-ResolvedTrace resolve(const Trace& trace, const std::string& source = "trace");
+ResolvedTrace resolve(const Trace& trace, const std::string& source = "trace",
+                      const ResolveOptions& options = {});
 
 // Resolution of a trace that arrives in parts, in order (a streamed load, which never holds all
 // the events at once). resolve(trace) is this with the whole trace as its only part, so both
@@ -163,7 +184,8 @@ class StreamResolver {
  public:
   // `expected_events` (0 if unknown) sizes the operation columns once, so they never grow by
   // copying (which would briefly hold them twice).
-  explicit StreamResolver(std::uint64_t expected_events = 0, std::string source = "trace");
+  explicit StreamResolver(std::uint64_t expected_events = 0, std::string source = "trace",
+                          const ResolveOptions& options = {});
   ~StreamResolver();
   StreamResolver(const StreamResolver&) = delete;
   StreamResolver& operator=(const StreamResolver&) = delete;

@@ -70,6 +70,7 @@ struct TraceSummary {
   std::uint64_t frees = 0;
   Anomalies anomalies;
   std::vector<AnomalyAt> first_anomalies;  // ResolvedTrace::first_anomalies
+  BelowMinSize below_min_size;             // ResolvedTrace::below_min_size
   std::uint64_t bytes_requested = 0;
   std::uint64_t peak_live_bytes = 0;
   std::uint64_t peak_live_time_ns = 0;

@@ -16,11 +16,15 @@ namespace alloclab {
 struct ResolvedLoad {
   ResolvedTrace resolved;
   TraceSummary summary;  // `source` and `file_bytes` are left to the caller, as with summarize()
+  // The trace's metadata (Trace::metadata): what the recorder or the importer said about it, e.g.
+  // a PyTorch snapshot's `torch_snapshot.allocator_settings`.
+  nlohmann::json metadata = nlohmann::json::object();
 };
 
 // Errors and warnings as read_alt: InputError for an unusable header, warnings (in
 // summary.warnings) for damaged or missing chunks.
 ResolvedLoad load_alt_resolved(const std::string& path, AltLoadStats* stats = nullptr,
-                               std::uint64_t batch_events = alt_stream_batch_events);
+                               std::uint64_t batch_events = alt_stream_batch_events,
+                               const ResolveOptions& options = {});
 
 }  // namespace alloclab

@@ -23,6 +23,7 @@
 #include <new>
 #include <string>
 
+#include "alloclab/format/resolve.hpp"
 #include "alloclab/live/live_cache.hpp"
 #include "alloclab/protocol/environment.hpp"
 #include "alloclab/protocol/ticks.hpp"
@@ -89,8 +90,8 @@ struct Inside {
 // What every block the strategy hands out is aligned to: its upstream's blocks are, and the
 // strategies hand out whole blocks or pieces at multiples of 512 bytes of one (the pytorch
 // model). 64 covers what programs ask of aligned allocation most: PyTorch's CPU tensors, and
-// SIMD loads of a cache line.
-constexpr std::size_t kBlockAlignment = 64;
+// SIMD loads of a cache line. A replay with --min-size leaves out what this leaves out.
+constexpr std::size_t kBlockAlignment = run_block_alignment;
 
 // The real allocator as the strategy's upstream.
 class RealUpstream final : public Upstream {

@@ -18,8 +18,10 @@ namespace {
 // across devices (cuda:0 and cuda:1 can hand out the same one).
 struct DeviceAddresses {
   AddressMap<std::uint32_t> live;  // address -> allocation id
-  // Addresses freed and not reallocated since (double-free detection); the value is unused.
-  AddressMap<std::uint32_t> freed;
+  // Addresses freed and not reallocated since (double-free detection), each with the free
+  // operation that freed it last, as StreamResolver::Impl::free_op_key says (an in-place realloc
+  // marks that free), or no_free_op for a block ResolveOptions::min_size left out.
+  AddressMap<std::uint64_t> freed;
   // Live blocks ResolveOptions::min_size left out; the value is unused.
   AddressMap<std::uint32_t> dropped;
 };
@@ -174,6 +176,7 @@ class StreamResolver::Impl {
       breaks.insert(breaks.begin(), {0, *next_event});
     out_.ops.erase(out_.ops.begin());
     out_.op_time_ns.erase(out_.op_time_ns.begin());
+    ++ops_dropped_;
     for (SegmentCall& call : out_.segment_calls) --call.before_op;  // all came after operation 0
   }
 
@@ -204,8 +207,27 @@ class StreamResolver::Impl {
   void free_id(DeviceAddresses& device, std::uint64_t address, std::uint32_t id, std::uint64_t time,
                std::uint64_t event) {
     device.live.erase(address);
-    device.freed.insert_or_assign(address, 0);
+    device.freed.insert_or_assign(address, free_op_key(out_.ops.size()));
     emit(ReplayOp::free, id, time, event);
+  }
+
+  // What `freed` holds for the free of a block ResolveOptions::min_size left out: no operation.
+  static constexpr std::uint64_t no_free_op = ~std::uint64_t{0};
+  // A free operation as `freed` keeps it: its index counted from before the placeholder
+  // run_begin was dropped, which stays right however many operations follow.
+  std::uint64_t free_op_key(std::uint64_t op) const { return op + ops_dropped_; }
+  std::uint64_t op_of_key(std::uint64_t key) const { return key - ops_dropped_; }
+
+  // The alloc just emitted, of allocation `id`, is marked realloc_in_place and its address was
+  // free: the free that freed it last (`free_key`) is the realloc's own, since an alloc there in
+  // between would have made the address live again. Both are marked, so that the replay keeps
+  // the block for `id`.
+  void keep_for_realloc(std::uint64_t free_key, std::uint32_t id) {
+    ResolvedOp& freed = out_.ops[op_of_key(free_key)];
+    if (freed.op != ReplayOp::free || freed.has(ResolvedOp::kept_for_realloc)) return;
+    freed.flags |= ResolvedOp::kept_for_realloc;
+    out_.ops.back().flags |= ResolvedOp::realloc_in_place;
+    out_.in_place_reallocs.push_back(InPlaceRealloc{id, freed.id});
   }
 
   // Counts an anomaly of event i and, among the first, says where it is.
@@ -259,15 +281,29 @@ class StreamResolver::Impl {
       return;
     }
     DeviceAddresses& device = addresses(t.device(i));
-    // Over a live block, left out or not: the trace missed its free, as without the filter.
+    // A flag that makes no sense (the block is live, so the realloc's free is missing) is
+    // dropped: the alloc replays as any other. Over a live block, left out or not, the trace
+    // missed its free, as without the filter.
+    bool in_place = t.realloc_in_place(i);
     if (const std::uint32_t* older = device.live.find(address)) {
       note(AnomalyKind::alloc_over_live, t, i);
       free_id(device, address, *older, time, events_before_ + i);
+      in_place = false;
     } else if (device.dropped.find(address)) {
       note(AnomalyKind::alloc_over_live, t, i);
       device.dropped.erase(address);
+      in_place = false;
     }
-    if (left_out(t, i)) {
+    // Nor without a replayed free at that address before it.
+    std::uint64_t free_key = 0;
+    if (in_place) {
+      const std::uint64_t* key = device.freed.find(address);
+      in_place = key != nullptr && *key != no_free_op;
+      if (in_place) free_key = *key;
+    }
+    // An in-place realloc of a replayed block stays replayed whatever its new size: `alloclab
+    // run` keeps such a block with the strategy.
+    if (!in_place && left_out(t, i)) {
       device.dropped.insert_or_assign(address, 0);
       device.freed.erase(address);
       return;
@@ -280,6 +316,7 @@ class StreamResolver::Impl {
     device.live.insert_or_assign(address, id);
     device.freed.erase(address);
     emit(ReplayOp::alloc, id, time, events_before_ + i);
+    if (in_place) keep_for_realloc(free_key, id);
   }
 
   // Whether ResolveOptions::min_size leaves allocation event i out (and counts it if so).
@@ -311,7 +348,7 @@ class StreamResolver::Impl {
       return free_id(device, address, *id, time, events_before_ + i);
     if (device.dropped.find(address)) {
       device.dropped.erase(address);
-      device.freed.insert_or_assign(address, 0);
+      device.freed.insert_or_assign(address, no_free_op);
       return;
     }
     if (device.freed.find(address))
@@ -337,6 +374,7 @@ class StreamResolver::Impl {
   std::uint64_t last_time_ = 0;
   std::uint64_t events_before_ = 0;  // in the parts before the current one
   std::uint64_t last_event_ = 0;     // the event of the last operation emitted
+  std::uint64_t ops_dropped_ = 0;    // the placeholder run_begin, once dropped
 };
 
 StreamResolver::StreamResolver(std::uint64_t expected_events, std::string source,
@@ -361,6 +399,14 @@ std::optional<std::uint64_t> ResolvedTrace::event_of_op(std::uint64_t op) const 
   if (after == op_event_breaks.begin()) return std::nullopt;
   const OpEventBreak& b = *std::prev(after);
   return b.event + (op - b.op);
+}
+
+std::optional<std::uint32_t> ResolvedTrace::kept_for_realloc(std::uint32_t id) const {
+  const auto it =
+      std::lower_bound(in_place_reallocs.begin(), in_place_reallocs.end(), id,
+                       [](const InPlaceRealloc& r, std::uint32_t wanted) { return r.id < wanted; });
+  if (it == in_place_reallocs.end() || it->id != id) return std::nullopt;
+  return it->kept;
 }
 
 std::string_view to_string(AnomalyKind kind) {

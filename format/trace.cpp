@@ -47,10 +47,15 @@ std::uint16_t Trace::intern_origin(const Origin& origin) {
   return last_origin_;
 }
 
-std::uint16_t Trace::pack_attrs(Op op, MemoryKind kind, std::uint64_t alignment, bool segment) {
+std::uint16_t Trace::pack_attrs(Op op, MemoryKind kind, std::uint64_t alignment, bool segment,
+                                bool realloc_in_place) {
   if (alignment != 0 && !std::has_single_bit(alignment))
     throw InputError("alignment " + std::to_string(alignment) + " is not a power of two");
-  return event_attrs::pack(op, kind, event_attrs::align_code_of(alignment), segment);
+  if (realloc_in_place && op != Op::alloc)
+    throw InputError("a " + std::string(to_string(op)) + " marked realloc_in_place (only an " +
+                     "alloc can be)");
+  return event_attrs::pack(op, kind, event_attrs::align_code_of(alignment), segment,
+                           realloc_in_place);
 }
 
 void Trace::append_raw(std::uint64_t time_ns, std::uint64_t address, std::uint64_t size,
@@ -186,7 +191,7 @@ void Trace::set_label(std::size_t i, std::string label) {
 }
 
 void Trace::push_back(const Event& e) {
-  const std::uint16_t attrs = pack_attrs(e.op, e.kind, e.alignment, e.segment);
+  const std::uint16_t attrs = pack_attrs(e.op, e.kind, e.alignment, e.segment, e.realloc_in_place);
   const std::uint16_t origin = intern_origin(Origin{e.thread, e.device, e.stream, e.pool});
   append_raw(e.time_ns, e.address, e.size, origin, attrs);
   if (!e.label.empty()) labels_.emplace_back(time_ns_.size() - 1, e.label);
@@ -228,6 +233,7 @@ Event Trace::event(std::size_t i) const {
   e.size = size_of(i);
   e.alignment = alignment(i);
   e.segment = segment(i);
+  e.realloc_in_place = realloc_in_place(i);
   e.label = std::string(label(i));
   return e;
 }

@@ -224,12 +224,16 @@ class Replayer {
       // (most) pays no call per operation.
       case ReplayOp::alloc:
         if (follower_) follow_before(k, lane_index(op.id));
-        allocate(k, op.id);
+        if (op.has(ResolvedOp::realloc_in_place))
+          reallocate_in_place(k, op.id);
+        else
+          allocate(k, op.id);
         if (follower_) follow_after(k, lane_index(op.id));
         break;
       case ReplayOp::free:
         if (follower_) follow_before(k, lane_index(op.id));
-        deallocate(op.id);
+        // The block stays live, set aside for the in-place realloc that follows.
+        if (!op.has(ResolvedOp::kept_for_realloc)) deallocate(op.id);
         if (follower_) follow_after(k, lane_index(op.id));
         break;
       case ReplayOp::run_begin:
@@ -423,6 +427,31 @@ class Replayer {
     if (options_.check_invariants) check_new_block(lane, k, *block, size);
   }
 
+  // A realloc that kept its block (docs/strategy-contract.md): when the block set aside at the
+  // realloc's free holds the new size, allocation `id` takes it as a request and a hit, with
+  // slack capacity - size, and the strategy is not asked (the program's allocator answered in
+  // place). Otherwise the strategy's block cannot grow where the recorded one did: a free, then
+  // an alloc.
+  void reallocate_in_place(std::size_t k, std::uint32_t id) {
+    const std::optional<std::uint32_t> kept = trace_.kept_for_realloc(id);
+    if (!kept) return allocate(k, id);  // never from resolve(), which pairs both flags
+    const std::uint64_t size = trace_.alloc_size[id];
+    const Block* held = blocks_.find(*kept);
+    if (!held || held->capacity < size || lane_index(*kept) != lane_index(id)) {
+      deallocate(*kept);
+      return allocate(k, id);
+    }
+    const Block block = *held;
+    blocks_.erase(*kept);
+    blocks_.insert_or_assign(id, block);
+    Lane& lane = lane_of(id);
+    const std::uint64_t old_size = trace_.alloc_size[*kept];
+    live_ = live_ - old_size + size;
+    lane.tally.live = lane.tally.live - old_size + size;
+    ++in_place_hits_;
+    in_place_slack_ += block.capacity - size;
+  }
+
   void deallocate(std::uint32_t id) {
     const std::optional<Block> block = blocks_.take(id);
     if (!block) return;  // its allocation failed
@@ -495,6 +524,10 @@ class Replayer {
       t.upstream_allocs += lane->counting->allocs();
       t.upstream_frees += lane->counting->frees();
     }
+    // In-place reallocs the replay served without asking the strategy (reallocate_in_place).
+    t.requests += in_place_hits_;
+    t.hits += in_place_hits_;
+    t.slack += in_place_slack_;
     return t;
   }
 
@@ -579,6 +612,7 @@ class Replayer {
   RunMetrics run_;
   Totals run_start_;
   Totals warm_;  // what holding the start state counted, taken off every counter
+  std::uint64_t in_place_hits_ = 0, in_place_slack_ = 0;  // reallocate_in_place's, all lanes
   SeriesBuilder series_;
   StrategyResult result_;
 };

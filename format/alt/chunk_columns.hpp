@@ -26,9 +26,11 @@ bool decode_labels(VarintReader& in, std::uint32_t events, ChunkExtras& extras, 
 // Frame, stack and stack id tables, then the time shift (version 2 on).
 bool decode_stack_tables_and_time_shift(VarintReader& in, std::uint32_t events, ChunkExtras& extras,
                                         unsigned& time_shift, std::string& error);
-// The attrs column, then the chunk-local origin of each event (every version).
-bool decode_attrs_and_origins(VarintReader& in, std::uint32_t events, std::size_t origin_count,
-                              const Trace::NewColumns& col, std::string& error);
+// The attrs column, then the chunk-local origin of each event (every version; the realloc bit
+// from version 8 on: an older file with it is refused).
+bool decode_attrs_and_origins(VarintReader& in, std::uint32_t events, std::uint32_t version,
+                              std::size_t origin_count, const Trace::NewColumns& col,
+                              std::string& error);
 // Sizes: the allocations' in byte planes, then the other events' as varints (version 5 on).
 bool decode_split_sizes(VarintReader& in, std::uint32_t events, const Trace::NewColumns& col,
                         std::vector<std::uint64_t>& sizes, std::string& error);

@@ -262,9 +262,9 @@ void encode_chunk(const Trace& trace, std::size_t begin, std::size_t end, StackC
   put_varint(out, shift);
 
   {
-    // attrs (two bytes at most) and chunk-local origins (< 2^16: three at most).
-    static_assert(event_attrs::bits <= 14);
-    ColumnWriter column(out, n * (2 + 3));
+    // attrs and chunk-local origins (< 2^16: three bytes at most each).
+    static_assert(event_attrs::bits <= 16);
+    ColumnWriter column(out, n * (3 + 3));
     for (std::size_t i = begin; i < end; ++i) column.put(trace.raw_attrs(i));
     for (std::size_t i = begin; i < end; ++i) column.put(global_to_local[trace.origin_index(i)]);
   }
@@ -426,12 +426,16 @@ bool decode_stack_tables_and_time_shift(VarintReader& in, std::uint32_t events, 
   return true;
 }
 
-bool decode_attrs_and_origins(VarintReader& in, std::uint32_t events, std::size_t origin_count,
-                              const Trace::NewColumns& col, std::string& error) {
+bool decode_attrs_and_origins(VarintReader& in, std::uint32_t events, std::uint32_t version,
+                              std::size_t origin_count, const Trace::NewColumns& col,
+                              std::string& error) {
+  const unsigned width =
+      version >= alt_realloc_bit_version ? event_attrs::bits : event_attrs::bits_before_realloc;
   for (std::uint32_t k = 0; k < events; ++k) {
     const std::uint64_t v = in.next();
-    if (!event_attrs::valid(v)) {
-      error = "invalid event attributes " + std::to_string(v);
+    if (!event_attrs::valid(v, width)) {
+      error = "invalid event attributes " + std::to_string(v) + " (format version " +
+              std::to_string(version) + ")";
       return false;
     }
     col.attrs[k] = static_cast<std::uint16_t>(v);
@@ -649,7 +653,7 @@ bool decode_addresses(VarintReader& in, std::uint32_t events, bool continues_gro
 bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint32_t events,
                           std::uint32_t version, const Trace::NewColumns& col, ChunkExtras& extras,
                           DecodeScratch& scratch, std::string& error, ChunkAddresses addresses) {
-  if (version != alt_format_version)
+  if (version < alt_grouped_version)
     return legacy::decode_chunk_columns(data, size, events, version, col, extras, scratch, error,
                                         addresses);
   VarintReader in(data, data + size);
@@ -665,7 +669,7 @@ bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint3
   unsigned shift = 0;
   if (!decode_origins(in, events, extras, error) || !decode_labels(in, events, extras, error) ||
       !decode_stack_tables_and_time_shift(in, events, extras, shift, error) ||
-      !decode_attrs_and_origins(in, events, extras.origins.size(), col, error))
+      !decode_attrs_and_origins(in, events, version, extras.origins.size(), col, error))
     return false;
   decode_times(in, events, shift, col, scratch);
   std::vector<std::uint64_t>& sizes = scratch.sizes;

@@ -5,7 +5,7 @@
 //   header := magic[8] version:u32 metadata_len:u32 metadata[metadata_len] (JSON)
 //             header_crc:u32              -- crc32 of version..metadata
 //   chunk  := chunk_magic:u32 events:u32 stored_len:u32 raw_len:u32 payload_crc:u32
-//             (version 7: events | group position << 25)
+//             (version 7 on: events | group position << 25)
 //             chunk_header_crc:u32        -- crc32 of the 20 bytes before it
 //             payload[stored_len]         -- zstd frame of the encoded events (alt_codec.hpp)
 //
@@ -25,7 +25,11 @@ inline constexpr std::size_t alt_chunk_header_bytes = 24;
 inline constexpr std::uint32_t alt_max_metadata_bytes = 64u << 20;
 inline constexpr std::uint32_t alt_max_chunk_events = 1u << 24;
 inline constexpr std::uint32_t alt_max_chunk_raw_bytes = 1u << 30;
-// Version 7: the top bits of a chunk header's event count say how many chunks of its group
+// The first version with groups of chunks (7): the chunk layout of every version since.
+inline constexpr std::uint32_t alt_grouped_version = 7;
+// The first version whose event attributes may carry the realloc-in-place bit (8).
+inline constexpr std::uint32_t alt_realloc_bit_version = 8;
+// Version 7 on: the top bits of a chunk header's event count say how many chunks of its group
 // come before it (alt_codec.hpp), so a reader plans its work from the headers alone.
 inline constexpr unsigned alt_group_position_shift = 25;
 inline constexpr std::uint32_t alt_max_group_position = 127;

@@ -241,7 +241,8 @@ bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint3
     extras.stacks.clear();
     extras.stack_ids.clear();
   }
-  if (!decode_attrs_and_origins(in, events, extras.origins.size(), col, error)) return false;
+  if (!decode_attrs_and_origins(in, events, version, extras.origins.size(), col, error))
+    return false;
   decode_times(in, events, shift, col);
   std::vector<std::uint64_t>& sizes = scratch.sizes;
   sizes.resize(events);

@@ -227,7 +227,7 @@ bool parse_chunk_header(const std::uint8_t* p, std::uint32_t version, ChunkHeade
   if (get_u32(p) != detail::alt_chunk_magic) return false;
   if (get_u32(p + 20) != detail::crc32_of(p, 20)) return false;
   const std::uint32_t events_field = get_u32(p + 4);
-  if (version == alt_format_version) {
+  if (version >= detail::alt_grouped_version) {
     h.group_position = events_field >> detail::alt_group_position_shift;
     h.events = events_field & ((1u << detail::alt_group_position_shift) - 1);
   } else {

@@ -30,14 +30,15 @@ enum : std::size_t {
   alignment,
   segment,
   pool,
+  realloc_in_place,
   label,
   count
 };
 }  // namespace col
 constexpr std::size_t column_count = col::count;
 constexpr std::array<std::string_view, column_count> column_names = {
-    "action", "address", "size",      "time_ns", "thread", "stream",
-    "device", "kind",    "alignment", "segment", "pool",   "label"};
+    "action", "address",   "size",    "time_ns", "thread",           "stream", "device",
+    "kind",   "alignment", "segment", "pool",    "realloc_in_place", "label"};
 constexpr std::size_t required_columns = 3;  // action, address, size
 constexpr std::size_t absent = static_cast<std::size_t>(-1);
 
@@ -142,6 +143,13 @@ class RowParser {
       if (*text != "0" && *text != "1")
         fail_plain("bad segment flag '" + std::string(*text) + "' (expected 0 or 1)");
       e.segment = *text == "1";
+    }
+    if (auto text = field(col::realloc_in_place); text && !text->empty()) {
+      if (*text != "0" && *text != "1")
+        fail_plain("bad realloc_in_place flag '" + std::string(*text) + "' (expected 0 or 1)");
+      e.realloc_in_place = *text == "1";
+      if (e.realloc_in_place && e.op != Op::alloc)
+        fail_plain("a " + op_name + " marked realloc_in_place (only an alloc can be)");
     }
     if (auto text = field(col::label)) e.label = std::string(*text);
     return e;

@@ -10,7 +10,8 @@ namespace alloclab {
 namespace {
 
 constexpr std::string_view csv_header =
-    "time_ns,thread,action,address,size,stream,device,kind,alignment,segment,pool,label\n";
+    "time_ns,thread,action,address,size,stream,device,kind,alignment,segment,pool,realloc_in_place,"
+    "label\n";
 
 void append_decimal(std::string& out, std::uint64_t value) {
   char text[24];
@@ -77,6 +78,8 @@ void append_row(std::string& out, const Trace& trace, std::size_t i) {
   out += trace.segment(i) ? '1' : '0';
   out += ',';
   append_decimal(out, trace.pool(i));
+  out += ',';
+  out += trace.realloc_in_place(i) ? '1' : '0';
   out += ',';
   append_label(out, trace.label(i), i);
   out += '\n';

@@ -292,6 +292,86 @@ TEST(Resolve, anomalies_in_later_parts_count_events_from_the_start_of_the_trace)
   EXPECT_EQ(r.first_anomalies[1].event, 3u);
 }
 
+// An alloc of a realloc that returned the block it was given.
+Event in_place_alloc(std::uint64_t address, std::uint64_t size, DeviceId device = cpu_device) {
+  Event e = alloc_event(address, size, 0, device);
+  e.realloc_in_place = true;
+  return e;
+}
+
+// "f0" for a plain free, "f0k" for one kept for a realloc, "a2r" for an in-place realloc.
+std::string flagged_ops_text(const ResolvedTrace& r) {
+  std::string out;
+  for (const ResolvedOp& op : r.ops) {
+    if (!out.empty()) out += ' ';
+    if (op.op == ReplayOp::alloc || op.op == ReplayOp::free) {
+      out += (op.op == ReplayOp::alloc ? "a" : "f") + std::to_string(op.id);
+      if (op.has(ResolvedOp::kept_for_realloc)) out += 'k';
+      if (op.has(ResolvedOp::realloc_in_place)) out += 'r';
+    } else {
+      out += op.op == ReplayOp::run_begin ? "B" : "E";
+    }
+  }
+  return out;
+}
+
+TEST(Resolve, an_in_place_realloc_marks_its_free_and_its_alloc) {
+  Event other_thread = alloc_event(0x30, 7);
+  other_thread.thread = 2;
+  Event other_free = free_event(0x30);
+  other_free.thread = 2;
+  // Another thread's events come between the realloc's two halves.
+  const ResolvedTrace r =
+      resolve(make_trace({alloc_event(0x10, 100), alloc_event(0x20, 5), free_event(0x10),
+                          other_thread, other_free, in_place_alloc(0x10, 50), free_event(0x10)}));
+  EXPECT_EQ(flagged_ops_text(r), "B a0 a1 f0k a2 f2 a3r f3");
+  EXPECT_EQ(r.in_place_reallocs, (std::vector<InPlaceRealloc>{{3, 0}}));
+  EXPECT_EQ(r.kept_for_realloc(3), std::optional<std::uint32_t>(0));
+  EXPECT_EQ(r.kept_for_realloc(2), std::nullopt);
+  EXPECT_EQ(r.kept_for_realloc(0), std::nullopt);
+  EXPECT_EQ(r.anomalies.total(), 0u);
+}
+
+TEST(Resolve, an_in_place_realloc_keeps_the_block_of_the_last_free_at_its_address) {
+  const ResolvedTrace r =
+      resolve(make_trace({alloc_event(0x10, 8), free_event(0x10), alloc_event(0x10, 16),
+                          free_event(0x10), in_place_alloc(0x10, 4), in_place_alloc(0x40, 4),
+                          free_event(0x40), in_place_alloc(0x40, 2)}));
+  EXPECT_EQ(flagged_ops_text(r), "B a0 f0 a1 f1k a2r a3 f3k a4r");
+  EXPECT_EQ(r.in_place_reallocs, (std::vector<InPlaceRealloc>{{2, 1}, {4, 3}}));
+}
+
+TEST(Resolve, a_realloc_flag_without_the_realloc_free_is_ignored) {
+  // No free at the address before it; an alloc over a live block (a missed free); a free of the
+  // address on another device.
+  const ResolvedTrace r = resolve(
+      make_trace({in_place_alloc(0x10, 8), alloc_event(0x20, 8), in_place_alloc(0x20, 16),
+                  alloc_event(0x50, 8, 0, 0), free_event(0x50, 0, 0), in_place_alloc(0x50, 8, 1)}));
+  EXPECT_EQ(flagged_ops_text(r), "B a0 a1 f1 a2 a3 f3 a4");
+  EXPECT_TRUE(r.in_place_reallocs.empty());
+  EXPECT_EQ(r.anomalies.alloc_over_live, 1u);
+  EXPECT_EQ(r.anomalies.total(), 1u);
+}
+
+TEST(Resolve, an_in_place_realloc_finds_its_free_after_the_first_marker_moves_operations) {
+  // The free is emitted after the placeholder run_begin, which the first marker removes.
+  const ResolvedTrace r =
+      resolve(make_trace({alloc_event(0x10, 8), free_event(0x10), marker(Op::run_begin),
+                          in_place_alloc(0x10, 4), marker(Op::run_end)}));
+  EXPECT_EQ(flagged_ops_text(r), "a0 f0k B a1r E");
+  EXPECT_EQ(r.in_place_reallocs, (std::vector<InPlaceRealloc>{{1, 0}}));
+}
+
+TEST(Resolve, an_in_place_realloc_pairs_with_a_free_of_an_earlier_part) {
+  StreamResolver resolver;
+  const Trace first = make_trace({alloc_event(0x10, 8), free_event(0x10)});
+  const Trace second = make_trace({in_place_alloc(0x10, 4)});
+  resolver.add(first);
+  resolver.add(second);
+  const ResolvedTrace r = resolver.finish(second.origins());
+  EXPECT_EQ(flagged_ops_text(r), "B a0 f0k a1r");
+}
+
 TEST(Resolve, only_the_first_anomalies_are_listed_but_all_are_counted) {
   std::vector<Event> events;
   for (std::uint64_t i = 0; i < ResolvedTrace::max_listed_anomalies + 500; ++i)
@@ -442,6 +522,25 @@ TEST(ResolveMinSize, anonymous_mappings_are_left_out_as_run_leaves_them_to_the_k
   const ResolvedTrace r = resolve(t, "trace", min_size(16));
   EXPECT_EQ(ops_text(r), "B a0 f0");
   EXPECT_EQ(r.below_min_size, (BelowMinSize{16, 0, 0, 0, 1}));
+  EXPECT_EQ(r.anomalies.total(), 0u);
+}
+
+TEST(ResolveMinSize, an_in_place_realloc_of_a_replayed_block_stays_replayed_whatever_its_size) {
+  // 0x10: 4096 bytes kept, shrunk in place to 8 (as `alloclab run` keeps it); 0x20: 8 bytes left
+  // out, grown in place to 4096 (a plain allocation, by its size).
+  Event shrunk = alloc_event(0x10, 8);
+  shrunk.realloc_in_place = true;
+  Event grown = alloc_event(0x20, 4096);
+  grown.realloc_in_place = true;
+  const Trace t = make_trace({alloc_event(0x10, 4096), alloc_event(0x20, 8), free_event(0x10),
+                              shrunk, free_event(0x20), grown, free_event(0x10), free_event(0x20)});
+  const ResolvedTrace r = resolve(t, "trace", min_size(16));
+  EXPECT_EQ(ops_text(r), "B a0 f0 a1 a2 f1 f2");
+  EXPECT_EQ(r.alloc_size, (std::vector<std::uint64_t>{4096, 8, 4096}));
+  EXPECT_TRUE(r.ops[2].has(ResolvedOp::kept_for_realloc));
+  EXPECT_TRUE(r.ops[3].has(ResolvedOp::realloc_in_place));
+  EXPECT_FALSE(r.ops[4].has(ResolvedOp::realloc_in_place));
+  EXPECT_EQ(r.below_min_size.allocations, 1u);
   EXPECT_EQ(r.anomalies.total(), 0u);
 }
 

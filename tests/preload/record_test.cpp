@@ -170,23 +170,35 @@ TEST(Record, realloc_chains_in_place_and_moving) {
   const RunCounts c = expect_clean_work_counts(run);
   if (!under_tsan) {  // ThreadSanitizer's realloc always moves
     EXPECT_GT(run.counts.at("in_place"), 0u);
+    EXPECT_GT(run.counts.at("shrunk_in_place"), 0u);
   }
   EXPECT_GT(run.counts.at("moved"), 0u);
-  // In place: free(old) then alloc at the same address. Moved: alloc(new) then free(old).
-  std::uint64_t in_place = 0, moved = 0;
+  // In place: free(old) then alloc at the same address, the alloc flagged realloc_in_place.
+  // Moved: alloc(new) then free(old), nothing flagged.
+  std::uint64_t in_place = 0, moved = 0, flagged = 0;
   bool inside = false;
   for (std::size_t i = 0; i + 1 < run.trace.size(); ++i) {
+    flagged += run.trace.realloc_in_place(i);
     if (run.trace.op(i) == Op::run_begin || run.trace.op(i) == Op::run_end)
       inside = run.trace.op(i) == Op::run_begin;
     if (!inside) continue;
     const Op a = run.trace.op(i);
     const Op b = run.trace.op(i + 1);
     const bool same = run.trace.address(i) == run.trace.address(i + 1);
-    in_place += a == Op::free && b == Op::alloc && same;
-    moved += a == Op::alloc && b == Op::free && !same;
+    if (a == Op::free && b == Op::alloc && same) {
+      ++in_place;
+      EXPECT_TRUE(run.trace.realloc_in_place(i + 1)) << "event " << i + 1;
+    }
+    if (a == Op::alloc && b == Op::free && !same) {
+      ++moved;
+      EXPECT_FALSE(run.trace.realloc_in_place(i)) << "event " << i;
+    }
   }
   EXPECT_EQ(in_place, run.counts.at("in_place"));
   EXPECT_EQ(moved, run.counts.at("moved"));
+  EXPECT_EQ(flagged, in_place);  // only the reallocs that kept their block
+  // The resolver pairs each with its free, for the replay to keep the block.
+  EXPECT_EQ(resolve(run.trace).in_place_reallocs.size(), in_place);
 }
 
 TEST(Record, memalign_family_with_alignments) {

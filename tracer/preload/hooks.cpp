@@ -135,7 +135,9 @@ void ensure_ready() {
 
 // realloc and reallocarray: free(old) is ordered before the call (the old block may be handed
 // to another thread as soon as the real realloc returns), alloc(new) after it. A moved block is
-// flagged so the writer can put alloc(new) first, as the replay model wants.
+// flagged so the writer can put alloc(new) first, as the replay model wants; a block kept in
+// place is flagged so the replay can keep it too (docs/strategy-contract.md), when both halves
+// are recorded.
 template <typename Call>
 void* traced_realloc(void* old, std::size_t size, Call&& call) {
   if (!old || !tracing_heap()) return call();
@@ -157,7 +159,8 @@ void* traced_realloc(void* old, std::size_t size, Call&& call) {
     if (p != old && freed.record)
       complete_moved_realloc(begin_record_pair(), address, size, freed.seq);
     else
-      complete_record(begin_record(), op_alloc, kind_host, address, size, 0);
+      complete_record(begin_record(), op_alloc, kind_host, address, size, 0,
+                      p == old && freed.record ? realloc_in_place_bit : 0);
   }
   return p;
 }

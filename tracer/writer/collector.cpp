@@ -265,9 +265,11 @@ void Collector::write_items(bool busy, const Sink& sink) {
     // past the largest comes from an alignment above 2^63, rounded up: 2^63 is what it asked.
     const auto align_code = std::min(static_cast<unsigned>(item.address_align >> field_bits),
                                      event_attrs::max_align_code);
+    // The recorder sets the realloc bit on allocs only.
     col.attrs[i] =
         Trace::pack_attrs(static_cast<Op>(op), static_cast<MemoryKind>(record_kind(item.size_op)),
-                          event_attrs::alignment_of(align_code), false);
+                          event_attrs::alignment_of(align_code), false,
+                          op == op_alloc && (item.size_op & realloc_in_place_bit) != 0);
     if (marker && op != op_run_end) batch_.set_label(i, label_of(item));
     if (item.stack) batch_.set_stack_id(i, item.stack);
   }

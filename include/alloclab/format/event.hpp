@@ -49,6 +49,10 @@ struct Event {
   // request. Kept beside the requests so the recorded allocator's hit rate can be read off;
   // never replayed.
   bool segment = false;
+  // On an alloc only: this alloc is a realloc that returned the very block it was given. The
+  // realloc's free of that block, at the same address, comes before it (other threads' events
+  // may come between). The replay keeps the block for it (docs/strategy-contract.md).
+  bool realloc_in_place = false;
 
   bool operator==(const Event&) const = default;
 };

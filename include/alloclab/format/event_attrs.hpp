@@ -1,11 +1,12 @@
 #pragma once
 // The packed attributes of an event, as a Trace column holds them and an .alt file stores them
-// (docs/alt-format.md, `attrs`): 14 bits in a u16,
+// (docs/alt-format.md, `attrs`): 15 bits in a u16,
 //
 //   bits 0-2   op                 (Op)
 //   bits 3-5   memory kind        (MemoryKind)
 //   bits 6-12  alignment code     0: the allocator's default; k > 0: an alignment of 2^(k-1)
 //   bit  13    segment            the recorded allocator's own call (Event::segment)
+//   bit  14    realloc in place   an alloc only (Event::realloc_in_place); .alt version 8 on
 //
 // The layout is part of the file format: changing it needs a new format version.
 #include <bit>
@@ -23,8 +24,12 @@ inline constexpr unsigned align_shift = kind_shift + kind_bits;
 inline constexpr unsigned align_bits = 7;
 inline constexpr unsigned segment_shift = align_shift + align_bits;
 inline constexpr unsigned segment_bits = 1;
-// Every packed value is below 2^bits (a varint of two bytes at most).
-inline constexpr unsigned bits = segment_shift + segment_bits;
+inline constexpr unsigned realloc_shift = segment_shift + segment_bits;
+inline constexpr unsigned realloc_bits = 1;
+// Every packed value is below 2^bits (a varint of three bytes at most).
+inline constexpr unsigned bits = realloc_shift + realloc_bits;
+// The width before the realloc bit existed (.alt versions 1 to 7): every value below 2^14.
+inline constexpr unsigned bits_before_realloc = realloc_shift;
 
 inline constexpr std::uint16_t field_mask(unsigned width) {
   return static_cast<std::uint16_t>((1u << width) - 1);
@@ -48,10 +53,13 @@ inline constexpr std::uint64_t alignment_of(unsigned align_code) {
 }
 
 // `align_code` must be at most max_align_code; Trace::pack_attrs checks an alignment first.
-inline constexpr std::uint16_t pack(Op op, MemoryKind kind, unsigned align_code, bool segment) {
+// `realloc_in_place` only with Op::alloc (valid() refuses it on anything else).
+inline constexpr std::uint16_t pack(Op op, MemoryKind kind, unsigned align_code, bool segment,
+                                    bool realloc_in_place = false) {
   return static_cast<std::uint16_t>(
       static_cast<unsigned>(op) << op_shift | static_cast<unsigned>(kind) << kind_shift |
-      align_code << align_shift | static_cast<unsigned>(segment) << segment_shift);
+      align_code << align_shift | static_cast<unsigned>(segment) << segment_shift |
+      static_cast<unsigned>(realloc_in_place) << realloc_shift);
 }
 
 inline constexpr Op op(std::uint16_t attrs) {
@@ -69,15 +77,20 @@ inline constexpr std::uint64_t alignment(std::uint16_t attrs) {
 inline constexpr bool segment(std::uint16_t attrs) {
   return (attrs >> segment_shift & field_mask(segment_bits)) != 0;
 }
+inline constexpr bool realloc_in_place(std::uint16_t attrs) {
+  return (attrs >> realloc_shift & field_mask(realloc_bits)) != 0;
+}
 
 // Whether `value`, as read from a file, is a packed form pack() can make: no bit beyond the
-// fields, an op and a kind that exist, an alignment code of at most max_align_code.
-inline constexpr bool valid(std::uint64_t value) {
-  if (value >> bits) return false;
+// `width` low ones (bits_before_realloc for a file that predates the realloc bit), an op and a
+// kind that exist, an alignment code of at most max_align_code, the realloc bit on allocs only.
+inline constexpr bool valid(std::uint64_t value, unsigned width = bits) {
+  if (value >> width) return false;
   const auto attrs = static_cast<std::uint16_t>(value);
   return static_cast<unsigned>(op(attrs)) < static_cast<unsigned>(op_count) &&
          static_cast<unsigned>(kind(attrs)) < static_cast<unsigned>(memory_kind_count) &&
-         align_code(attrs) <= max_align_code;
+         align_code(attrs) <= max_align_code &&
+         (!realloc_in_place(attrs) || op(attrs) == Op::alloc);
 }
 
 }  // namespace alloclab::event_attrs

@@ -17,9 +17,21 @@ namespace alloclab {
 enum class ReplayOp : std::uint8_t { alloc = 0, free = 1, run_begin = 2, run_end = 3 };
 
 struct ResolvedOp {
+  // Flags (docs/strategy-contract.md, "realloc"): a realloc that returned the block it was given
+  // is a free of the old allocation, marked kept_for_realloc (its block stays with the program),
+  // then an alloc of the new one, marked realloc_in_place, which takes that block when it fits.
+  // The resolver marks both or neither; ResolvedTrace::kept_for_realloc pairs them.
+  static constexpr std::uint8_t kept_for_realloc = 1;  // on a free
+  static constexpr std::uint8_t realloc_in_place = 2;  // on an alloc
+
   std::uint32_t id = 0;  // allocation id for alloc/free, run index for run_begin/run_end
   ReplayOp op = ReplayOp::alloc;
+  std::uint8_t flags = 0;
+
+  bool has(std::uint8_t flag) const { return (flags & flag) != 0; }
 };
+// Eight bytes, as without the flags: a replay holds one per operation of the whole trace.
+static_assert(sizeof(ResolvedOp) == 8);
 
 struct Anomalies {
   std::uint64_t free_unknown = 0;  // free of an address never allocated (or long gone)
@@ -123,6 +135,14 @@ struct BelowMinSize {
   bool operator==(const BelowMinSize&) const = default;
 };
 
+// An in-place realloc: allocation `id` is a realloc of allocation `kept`, which the realloc
+// freed (an operation marked kept_for_realloc) and whose block it kept.
+struct InPlaceRealloc {
+  std::uint32_t id = 0;
+  std::uint32_t kept = 0;
+  bool operator==(const InPlaceRealloc&) const = default;
+};
+
 // Per operation 16 bytes and per allocation 10: what a replay holds for the whole trace, so
 // nothing else is kept per allocation (an allocation's and its free's times are the times of
 // its alloc and free operations).
@@ -162,6 +182,9 @@ struct ResolvedTrace {
   // Those calls one by one, in trace order (so by before_op): rare beside the requests (one per
   // cudaMalloc of the recorded allocator), so a list of their own costs no memory per operation.
   std::vector<SegmentCall> segment_calls;
+  // The in-place reallocs (operations marked realloc_in_place), by id: one entry each, a few
+  // per realloc-heavy program and none in most traces.
+  std::vector<InPlaceRealloc> in_place_reallocs;
 
   // The recorded allocator's state before the first event, when the trace carries one
   // (alloclab/format/start_state.hpp). Its block k is allocation id k, live before operation 0
@@ -177,6 +200,9 @@ struct ResolvedTrace {
   // The index in the trace (counted from 0, as AnomalyAt::event) of the event operation `op`
   // replays; nullopt without op_event_breaks or past the last operation. O(log breaks).
   std::optional<std::uint64_t> event_of_op(std::uint64_t op) const;
+  // The allocation whose block allocation `id` keeps, when its alloc is marked realloc_in_place;
+  // nullopt otherwise. O(log in-place reallocs).
+  std::optional<std::uint32_t> kept_for_realloc(std::uint32_t id) const;
 };
 
 // `source` names the trace in the InputError thrown for a damaged start state.

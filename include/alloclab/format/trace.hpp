@@ -5,7 +5,8 @@
 // Column layout and why it fits:
 //   time_ns  u64 | address u64 | size u32 (+ rare sizes >= 4 GiB in a side table)
 //   origin   u16: index into a table of distinct (thread, device, stream)
-//   attrs    u16: op | memory kind | alignment code | segment, packed as event_attrs.hpp says
+//   attrs    u16: op | memory kind | alignment code | segment | realloc in place, packed as
+//                 event_attrs.hpp says
 // Labels live in a sparse side table: only markers carry them.
 #include <cstddef>
 #include <cstdint>
@@ -69,6 +70,7 @@ class Trace {
   MemoryKind kind(std::size_t i) const { return event_attrs::kind(attrs_[i]); }
   std::uint64_t alignment(std::size_t i) const { return event_attrs::alignment(attrs_[i]); }
   bool segment(std::size_t i) const { return event_attrs::segment(attrs_[i]); }
+  bool realloc_in_place(std::size_t i) const { return event_attrs::realloc_in_place(attrs_[i]); }
   std::uint16_t origin_index(std::size_t i) const { return origin_[i]; }
   const Origin& origin(std::size_t i) const { return origins_[origin_[i]]; }
   std::uint64_t thread(std::size_t i) const { return origin(i).thread; }
@@ -111,8 +113,10 @@ class Trace {
   // Labels must be set in increasing event order.
   void set_label(std::size_t i, std::string label);
   std::uint16_t raw_attrs(std::size_t i) const { return attrs_[i]; }
-  // event_attrs::pack, after checking that `alignment` is 0 or a power of two (InputError).
-  static std::uint16_t pack_attrs(Op op, MemoryKind kind, std::uint64_t alignment, bool segment);
+  // event_attrs::pack, after checking that `alignment` is 0 or a power of two and that only an
+  // alloc is marked realloc_in_place (InputError).
+  static std::uint16_t pack_attrs(Op op, MemoryKind kind, std::uint64_t alignment, bool segment,
+                                  bool realloc_in_place = false);
 
   // Call stacks (`alloclab record --stacks N`): a table of frames, a table of stacks (frame
   // indices, innermost first) and, for some events, the id of their stack. Id 0 means "none";

@@ -51,10 +51,13 @@ struct Record {
   std::uint64_t ticks;  // Clock says how the writer turns them into nanoseconds
   // address | alignment code << 56 (0: none, else log2 + 1). Markers: index into the label ring.
   std::uint64_t address_align;
-  std::uint64_t size_op;  // size | op << 56 | kind << 59 | realloc_free_bit
+  std::uint64_t size_op;  // size | op << 56 | kind << 59 | realloc_free_bit | realloc_in_place_bit
 };
 // On a realloc's free(old) when its alloc(new) follows: the writer keeps the two in one batch.
 inline constexpr std::uint64_t realloc_free_bit = std::uint64_t{1} << 62;
+// On a realloc's alloc(new) when the realloc returned the block it was given and its free(old)
+// was recorded: the event's realloc_in_place (alloclab/format/event.hpp).
+inline constexpr std::uint64_t realloc_in_place_bit = std::uint64_t{1} << 63;
 static_assert(sizeof(Record) == 32);
 
 inline std::uint64_t pack_size_op(std::uint64_t size, std::uint8_t op, std::uint8_t kind) {

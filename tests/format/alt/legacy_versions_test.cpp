@@ -1,6 +1,7 @@
-// Files of the format versions before the current one (legacy_versions.cpp) decode to exactly
-// the events they were written from, where those can be made again: the synthetic generator is
-// deterministic, and the version 2 file is a conversion of a CSV file kept beside it. Only test
+// Files of the format versions before the current one (legacy_versions.cpp, and version 7 by the
+// current decoder) decode to exactly the events they were written from, where those can be made
+// again: the synthetic generator is deterministic, and the version 2 file is a conversion of a
+// CSV file kept beside it. Only test
 // data is in those versions: the bundled traces are in the current one.
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "alloclab/format/alt/alt.hpp"
+#include "alloclab/format/error.hpp"
 #include "alloclab/format/interchange/csv.hpp"
 #include "alloclab/format/synthetic.hpp"
 #include "format/alt/codec.hpp"
@@ -57,6 +59,64 @@ TEST(AltLegacyVersions, versions_3_and_4_decode_to_the_events_they_were_written_
   EXPECT_EQ(old_file("alt-v4/cnn-2-runs.alt", 4), generated(SyntheticShape::cnn, 2, 1));
 }
 
+TEST(AltLegacyVersions, version_7_decodes_to_the_events_it_was_written_from) {
+  // The bundled traces as they were in version 7, which version 8 reads with its own decoder:
+  // `alloclab generate --shape cnn --runs 20 --seed 1`, and the CNN training recording.
+  EXPECT_EQ(old_file("alt-v7/cnn-inference.alt", 7), generated(SyntheticShape::cnn, 20, 1));
+  const Trace training = old_file("alt-v7/torch-cnn-training.alt", 7);
+  EXPECT_EQ(training, read_alt(std::string(ALLOCLAB_TRACES_DIR) + "/torch-cnn-training.alt"));
+  EXPECT_GT(training.size(), 20000u);
+}
+
+// The error of reading `trace` written in the current version, its header then set to say
+// `version` (checksum and all).
+std::string error_reading_as(const Trace& trace, std::uint32_t version) {
+  test::TempFile file("relabelled.alt");
+  std::vector<char> bytes = test::written(trace, file);
+  auto* header = reinterpret_cast<std::uint8_t*>(bytes.data());
+  detail::put_u32(header + 8, version);
+  const std::uint32_t metadata_bytes = detail::get_u32(header + 12);
+  const std::size_t crc_at = detail::alt_fixed_header_bytes + metadata_bytes;
+  detail::put_u32(header + crc_at, detail::crc32_of(header + 8, 8 + metadata_bytes));
+  file.write(bytes);
+  try {
+    read_alt(file.path());
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(AltLegacyVersions, a_version_7_file_with_the_realloc_bit_is_refused) {
+  // Version 7 has no realloc bit: a file that says version 7 and holds one is damaged, and the
+  // error says where and why. Version 8 reads the same bytes.
+  Trace t;
+  t.push_back(test::alloc_event(0x1000, 64, 1));
+  t.push_back(test::free_event(0x1000, 2));
+  Event in_place = test::alloc_event(0x1000, 32, 3);
+  in_place.realloc_in_place = true;
+  t.push_back(in_place);
+  const std::string error = error_reading_as(t, 7);
+  EXPECT_NE(error.find("invalid event attributes 16384 (format version 7)"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("no event could be read from the file"), std::string::npos) << error;
+  EXPECT_EQ(error_reading_as(t, alt_format_version), "no error");
+  EXPECT_EQ(test::written_and_read(t, 65536), t);
+}
+
+TEST(AltLegacyVersions, a_version_8_file_with_a_bit_beyond_the_fields_is_refused) {
+  // Bit 15, and the realloc bit on a free: no packing makes either.
+  for (const std::uint16_t attrs : {std::uint16_t{1u << 15}, std::uint16_t{1u | 1u << 14}}) {
+    Trace t;
+    t.append_raw(1, 0x1000, 64, t.add_origin(Origin{}), attrs);
+    const std::string error = error_reading_as(t, alt_format_version);
+    EXPECT_NE(error.find("invalid event attributes " + std::to_string(attrs) + " (format version " +
+                         std::to_string(alt_format_version) + ")"),
+              std::string::npos)
+        << error;
+  }
+}
+
 TEST(AltLegacyVersions, a_chunk_of_an_old_version_never_continues_a_group) {
   // Groups came with version 7: an older chunk that claims to continue one is refused.
   Trace t = generated(SyntheticShape::cnn, 1, 1);
@@ -64,7 +124,7 @@ TEST(AltLegacyVersions, a_chunk_of_an_old_version_never_continues_a_group) {
   detail::StackCursor cursor;
   std::vector<std::uint8_t> raw;
   detail::encode_chunk(t, 0, t.size(), cursor, raw, encode);
-  for (std::uint32_t version = 1; version < alt_format_version; ++version) {
+  for (std::uint32_t version = 1; version < detail::alt_grouped_version; ++version) {
     Trace out;
     detail::DecodeScratch decode;
     decode.group_intact = true;

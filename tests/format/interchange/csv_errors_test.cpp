@@ -126,6 +126,10 @@ TEST(Csv, rejects_each_bad_field_naming_line_and_value) {
       {hx + "mark,,,,,,,\"a\"b\n", "t.csv:2: unexpected text after the closing quote of field 8"},
       {h + "alloc,1,1\x7f\n",
        "t.csv:2: stray byte 0x7F at character 10 (not text: a binary or damaged file?)"},
+      {"action,address,size,realloc_in_place\nalloc,1,1,2\n",
+       "t.csv:2: bad realloc_in_place flag '2' (expected 0 or 1)"},
+      {"action,address,size,realloc_in_place\nfree,1,,1\n",
+       "t.csv:2: a free marked realloc_in_place (only an alloc can be)"},
       {"action,address,size,size\n", "t.csv:1: column 'size' appears twice in the header"},
       {"100,1,alloc,0x10,16\n",
        "t.csv:1: missing required column(s) 'action', 'address', 'size' (the first non-comment "

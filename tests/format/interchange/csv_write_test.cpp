@@ -50,6 +50,10 @@ Trace every_field_trace() {
   trace.push_back(mark);
   Event odd_mark = make(Op::mark, 0x10, 5, 7);  // a marker with an address and size
   trace.push_back(odd_mark);
+  trace.push_back(make(Op::free, 0x9000, 0, 8));
+  Event in_place = make(Op::alloc, 0x9000, 48, 8);  // a realloc that kept its block
+  in_place.realloc_in_place = true;
+  trace.push_back(in_place);
   trace.push_back(make(Op::run_end, 0, 0, 8));
   return trace;
 }
@@ -73,11 +77,12 @@ TEST(CsvWrite, writes_all_columns_in_the_documented_order) {
   std::ostringstream out;
   write_csv(trace, out);
   EXPECT_EQ(out.str(),
-            "time_ns,thread,action,address,size,stream,device,kind,alignment,segment,pool,label\n"
-            "100,0,run_begin,,,0,cpu,host,0,0,0,\n"
-            "120,1,alloc,0x7f00a0000000,1048576,7,cuda:0,async-pool,256,0,20480,\n"
-            "150,0,mark,,,0,cpu,host,0,0,0,\"a,b\"\n"
-            "180,0,free,0x7f00a0000000,,0,cpu,host,0,0,0,\n");
+            "time_ns,thread,action,address,size,stream,device,kind,alignment,segment,pool,"
+            "realloc_in_place,label\n"
+            "100,0,run_begin,,,0,cpu,host,0,0,0,0,\n"
+            "120,1,alloc,0x7f00a0000000,1048576,7,cuda:0,async-pool,256,0,20480,0,\n"
+            "150,0,mark,,,0,cpu,host,0,0,0,0,\"a,b\"\n"
+            "180,0,free,0x7f00a0000000,,0,cpu,host,0,0,0,0,\n");
 }
 
 TEST(CsvWrite, round_trips_every_field) {

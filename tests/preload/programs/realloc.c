@@ -1,5 +1,6 @@
-/* realloc chains that grow in place and move, realloc(NULL, n), realloc(p, 0), reallocarray, and
- * many moving reallocs across the tracer's buffer boundaries and across its flushes. */
+/* realloc chains that grow in place and move, realloc(NULL, n), realloc(p, 0), reallocarray,
+ * many moving reallocs across the tracer's buffer boundaries and across its flushes, and big
+ * blocks shrunk in place. */
 
 #include <malloc.h>
 #include <stdint.h>
@@ -16,7 +17,7 @@ static unsigned long long separate(void) {
   return 1;
 }
 
-static unsigned long long allocs, frees, in_place, moved;
+static unsigned long long allocs, frees, in_place, moved, shrunk_in_place;
 
 /* A successful realloc of the block that was at `before`: one free and one alloc. */
 static void count_realloc(uintptr_t before, const char* q) {
@@ -112,9 +113,30 @@ int main(int argc, char** argv) {
     allocs += separate(), frees += 1;
   }
   alloclab_run_end();
+
+  /* Big blocks shrunk: glibc splits the chunk and keeps its address (the mmap threshold set above
+   * keeps 1 MiB on the heap). */
+  alloclab_run_begin("work");
+  for (int round = 0; round < 100; ++round) {
+    char* p = malloc(1 << 20);
+    if (!p) return 1;
+    ++allocs;
+    allocs += separate(), frees += 1;
+    uintptr_t before = (uintptr_t)p;
+    char* q = realloc(p, 4096);
+    if (!q) return 1;
+    count_realloc(before, q);
+    if ((uintptr_t)q == before) ++shrunk_in_place;
+    allocs += separate(), frees += 1;
+    free(q);
+    ++frees;
+    allocs += separate(), frees += 1;
+  }
+  alloclab_run_end();
   torture_count(argv[1], "allocs", allocs);
   torture_count(argv[1], "frees", frees);
   torture_count(argv[1], "in_place", in_place);
   torture_count(argv[1], "moved", moved);
+  torture_count(argv[1], "shrunk_in_place", shrunk_in_place);
   return 0;
 }

@@ -14,6 +14,11 @@
  * its own (main) thread: what a tracer costs the program itself, without its writer thread or
  * its start and end.
  *
+ * --large takes sizes from 64 KiB to 16 MiB (log-uniform, eight sizes per power of two, as a
+ * program's tensors and buffers repeat their shapes) and writes every 4 KiB page of each block: the
+ * buffers where glibc maps fresh pages, and a cache in front of it saves their faults
+ * (bench/end_to_end). Use a smaller PAIRS and LIVE with it (e.g. 20000 64).
+ *
  * --idle-thread starts one thread that only sleeps. glibc's malloc and free skip their arena
  * lock while a process has a single thread; any second thread, such as an in-process tracer's
  * writer, turns the locks on for good. This run shows what that alone costs. */
@@ -36,12 +41,15 @@ static uint64_t next_random(void) {
 }
 
 static unsigned size_exponents = 12; /* 2^4 .. 2^15; --small: 2^4 .. 2^9 */
+static unsigned first_exponent = 4;  /* --large: 2^16 .. 2^23 */
+static int touch_pages = 0;
 
 static size_t next_size(void) {
   const uint64_t r = next_random();
-  const unsigned exponent = 4 + (unsigned)(r % size_exponents);
+  const unsigned exponent = first_exponent + (unsigned)(r % size_exponents);
   const size_t low = (size_t)1 << exponent;
-  return low + (size_t)((r >> 8) % low); /* [2^e, 2^(e+1)) */
+  if (touch_pages) return low + (size_t)((r >> 8) % 8) * (low / 8); /* --large */
+  return low + (size_t)((r >> 8) % low);                            /* [2^e, 2^(e+1)) */
 }
 
 static unsigned long parse_count(const char* text, unsigned long fallback) {
@@ -65,6 +73,10 @@ int main(int argc, char** argv) {
       if (pthread_create(&sleeper, NULL, sleep_forever, NULL) != 0) return 1;
     } else if (strcmp(argv[i], "--small") == 0) {
       size_exponents = 6;
+    } else if (strcmp(argv[i], "--large") == 0) {
+      first_exponent = 16;
+      size_exponents = 8;
+      touch_pages = 1;
     } else {
       fprintf(stderr, "malloc_churn: unknown option %s\n", argv[i]);
       return 2;
@@ -76,9 +88,12 @@ int main(int argc, char** argv) {
   for (unsigned long i = 0; i < pairs; ++i) {
     const unsigned long k = (unsigned long)(next_random() % live);
     free(slots[k]);
-    slots[k] = malloc(next_size());
+    const size_t size = next_size();
+    slots[k] = malloc(size);
     if (!slots[k]) return 1;
     slots[k][0] = (char)i;
+    if (touch_pages)
+      for (size_t at = 4096; at < size; at += 4096) slots[k][at] = (char)i;
     ++made;
   }
   for (unsigned long k = 0; k < live; ++k) free(slots[k]);

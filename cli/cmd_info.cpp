@@ -59,11 +59,9 @@ void add_info_command(CLI::App& app) {
   cmd->add_option("--from", options->format, "input format: alt, csv, rmm, torch")
       ->type_name("FORMAT");
   cmd->add_flag("--json", options->json, "print JSON (keys documented in docs/cli.md)");
-  cmd->add_option("--min-size", options->min_size,
-                  "summarise as `replay --min-size` replays: host allocations of fewer bytes (or "
-                  "aligned above 16 bytes) left out and counted apart")
-      ->check(not_negative())
-      ->type_name("BYTES");
+  add_min_size_option(cmd, options->min_size,
+                      "summarise as `replay --min-size` replays: host allocations of fewer bytes "
+                      "(or aligned above 64 bytes), and mappings, left out and counted apart");
   cmd->add_flag("--stacks{10}", options->stacks,
                 "also show the call stacks that allocated most, by count and by bytes "
                 "(--stacks=N: the top N, default 10)")

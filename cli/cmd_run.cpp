@@ -24,11 +24,10 @@ namespace {
 
 // Below this, glibc serves a request from its own bins, in tens of nanoseconds; from here on
 // (its mmap threshold) it maps fresh pages for each one. docs/performance.md measures both.
-constexpr char kDefaultMinSize[] = "128KiB";
+constexpr std::uint64_t kDefaultMinSize = 128 * 1024;
 
 struct RunCommand {
   launch::RunOptions options;
-  std::string min_size = kDefaultMinSize;
   std::string json_out;
 };
 
@@ -58,7 +57,6 @@ nlohmann::json program_json(const launch::RunOptions& options, const launch::Run
 
 void run_live(RunCommand& cmd) {
   launch::RunOptions& options = cmd.options;
-  options.min_size = parse_size(cmd.min_size);
   {
     // A bad spec is refused before the program runs, as the strategy would refuse it there.
     SimUpstream upstream;
@@ -131,11 +129,10 @@ void add_run_command(CLI::App& app) {
       ->type_name("FILE.alt");
   sub->add_flag("-f,--force", cmd->options.force,
                 "replace the --json and --record files if they exist");
-  sub->add_option("--min-size", cmd->min_size,
-                  std::string("requests below this many bytes go to the program's allocator "
-                              "directly (default ") +
-                      kDefaultMinSize + ")")
-      ->type_name("SIZE");
+  cmd->options.min_size = kDefaultMinSize;
+  add_min_size_option(sub, cmd->options.min_size,
+                      "requests below this size go to the program's allocator directly (default "
+                      "128KiB)");
   sub->add_flag("--markers", cmd->options.markers,
                 "the program marks its runs (markers.h, alloclab_markers): no run is assumed "
                 "before its first marker, as a replay of its trace assumes none");

@@ -1,5 +1,7 @@
 #include "commands.hpp"
 
+#include "alloclab/strategies/params.hpp"
+
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
@@ -53,6 +55,14 @@ int exit_status() {
 }
 void set_exit_status(int status) {
   g_exit_status = status;
+}
+
+CLI::Option* add_min_size_option(CLI::App* command, std::uint64_t& target,
+                                 const std::string& what) {
+  return command
+      ->add_option_function<std::string>(
+          "--min-size", [&target](const std::string& text) { target = parse_size(text); }, what)
+      ->type_name("SIZE");
 }
 
 CLI::Validator not_negative() {

@@ -53,6 +53,10 @@ LoadedTrace load_input(const std::string& path, const std::string& from);
 ResolvedLoad load_replay_input(const std::string& path, const std::string& from,
                                std::uint64_t min_size = 0);
 
+// --min-size SIZE (a byte count or a size with a unit, e.g. 128KiB) into `target`, for `run`
+// and for the commands that replay as it runs: `what` says what the option does.
+CLI::Option* add_min_size_option(CLI::App* command, std::uint64_t& target, const std::string& what);
+
 // `text` to standard output, as it is.
 void print(const std::string& text);
 

@@ -321,9 +321,14 @@ class StreamResolver::Impl {
 
   // Whether ResolveOptions::min_size leaves allocation event i out (and counts it if so).
   bool left_out(const Trace& t, std::size_t i) {
-    if (options_.min_size == 0 || t.kind(i) != MemoryKind::host) return false;
+    if (options_.min_size == 0) return false;
+    if (t.kind(i) == MemoryKind::mapped) {
+      ++out_.below_min_size.mappings;
+      return true;
+    }
+    if (t.kind(i) != MemoryKind::host) return false;
     const std::uint64_t size = t.size_of(i);
-    const bool over_aligned = t.alignment(i) > 16;
+    const bool over_aligned = t.alignment(i) > run_block_alignment;
     if (size >= options_.min_size && !over_aligned) return false;
     BelowMinSize& b = out_.below_min_size;
     ++b.allocations;

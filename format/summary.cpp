@@ -316,7 +316,8 @@ nlohmann::json to_json(const TraceSummary& s, bool with_runs) {
     out["below_min_size"] = {{"min_size", s.below_min_size.min_size},
                              {"allocations", s.below_min_size.allocations},
                              {"bytes", s.below_min_size.bytes},
-                             {"over_aligned", s.below_min_size.over_aligned}};
+                             {"over_aligned", s.below_min_size.over_aligned},
+                             {"mappings", s.below_min_size.mappings}};
   if (s.start_state) {
     const StartStateSummary& t = *s.start_state;
     out["start_state"] = {{"segments", t.segments},

@@ -150,10 +150,11 @@ std::string summary_text(const TraceSummary& s, std::size_t anomalies_listed) {
   if (s.below_min_size.min_size > 0) {
     const BelowMinSize& b = s.below_min_size;
     text += string_printf(
-        "left out     %s host allocations (%s) below --min-size %s B or aligned above 16 B "
-        "(%s for their alignment): not counted above\n",
+        "left out     %s host allocations (%s) below --min-size %s B or aligned above %s B "
+        "(%s for their alignment), and %s mappings: not counted above\n",
         grouped(b.allocations).c_str(), human_bytes(b.bytes).c_str(), grouped(b.min_size).c_str(),
-        grouped(b.over_aligned).c_str());
+        grouped(run_block_alignment).c_str(), grouped(b.over_aligned).c_str(),
+        grouped(b.mappings).c_str());
   }
   if (a.inherited_frees > 0)
     text +=

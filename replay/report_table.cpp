@@ -180,9 +180,10 @@ std::string replay_notes_text(const TraceSummary& summary) {
   if (summary.implicit_run) text += "(no run markers in the trace: it is replayed as one run)\n";
   if (const BelowMinSize& b = summary.below_min_size; b.min_size > 0)
     text += string_printf(
-        "(--min-size %s: %s host allocations (%s) below it or aligned above 16 B are left to the "
-        "real allocator, not replayed)\n",
-        grouped(b.min_size).c_str(), grouped(b.allocations).c_str(), human_bytes(b.bytes).c_str());
+        "(--min-size %s: %s host allocations (%s) below it or aligned above %s B, and %s "
+        "mappings, are left to the real allocator, not replayed)\n",
+        grouped(b.min_size).c_str(), grouped(b.allocations).c_str(), human_bytes(b.bytes).c_str(),
+        grouped(run_block_alignment).c_str(), grouped(b.mappings).c_str());
   const Anomalies& a = summary.anomalies;
   if (a.total() == 0) return text;
   std::string kinds;

@@ -151,18 +151,21 @@ TEST_F(SweepCli, advise_answers_in_plain_language_and_json) {
 
 namespace {
 
-// Host blocks of 8, 100, 24 and 4096 bytes (the last aligned at 64), and an 8-byte device block.
+// Host blocks of 8, 100, 24 and 4096 bytes (the last aligned at 128), a mapping of 8192 bytes,
+// and an 8-byte device block.
 std::string mixed_trace() {
   return "time_ns,thread,action,address,size,device,kind,alignment,label\n"
          "100,1,alloc,0x1000,8,cpu,host,,\n"
          "110,1,alloc,0x2000,100,cpu,host,,\n"
          "120,1,alloc,0x3000,24,cpu,host,,\n"
-         "130,1,alloc,0x4000,4096,cpu,host,64,\n"
+         "130,1,alloc,0x4000,4096,cpu,host,128,\n"
+         "135,1,alloc,0x8000,8192,cpu,mapped,,\n"
          "140,1,alloc,0x5000,8,cuda:0,device,,\n"
          "150,1,free,0x1000,,cpu,host,,\n"
          "160,1,free,0x2000,,cpu,host,,\n"
          "170,1,free,0x3000,,cpu,host,,\n"
          "180,1,free,0x4000,,cpu,host,,\n"
+         "185,1,free,0x8000,,cpu,mapped,,\n"
          "190,1,free,0x5000,,cuda:0,device,,\n";
 }
 
@@ -175,7 +178,8 @@ TEST_F(SweepCli, min_size_leaves_small_host_blocks_to_the_real_allocator) {
       run("replay " + trace + " -s exact --min-size 64 --json " + path("replay.json"));
   ASSERT_EQ(replay.status, 0) << replay.output;
   EXPECT_NE(replay.output.find("(--min-size 64: 3 host allocations (4.03 KiB) below it or aligned "
-                               "above 16 B are left to the real allocator, not replayed)\n"),
+                               "above 64 B, and 1 mappings, are left to the real allocator, not "
+                               "replayed)\n"),
             std::string::npos)
       << replay.output;
   const nlohmann::json r = read_json(path("replay.json"));
@@ -183,7 +187,11 @@ TEST_F(SweepCli, min_size_leaves_small_host_blocks_to_the_real_allocator) {
   EXPECT_EQ(r["trace"]["anomalies"]["free_unknown"], 0);
   EXPECT_EQ(
       r["trace"]["below_min_size"],
-      nlohmann::json({{"min_size", 64}, {"allocations", 3}, {"bytes", 4128}, {"over_aligned", 1}}));
+      nlohmann::json({{"min_size", 64},
+                      {"allocations", 3},
+                      {"bytes", 4128},
+                      {"over_aligned", 1},
+                      {"mappings", 1}}));
   EXPECT_EQ(r["results"][0]["requests"], 2);
 
   const Result sweep =
@@ -195,7 +203,8 @@ TEST_F(SweepCli, min_size_leaves_small_host_blocks_to_the_real_allocator) {
   const Result info = run("info " + trace + " --min-size 64");
   ASSERT_EQ(info.status, 0) << info.output;
   EXPECT_NE(info.output.find("left out     3 host allocations (4.03 KiB) below --min-size 64 B or "
-                             "aligned above 16 B (1 for their alignment): not counted above\n"),
+                             "aligned above 64 B (1 for their alignment), and 1 mappings: not "
+                             "counted above\n"),
             std::string::npos)
       << info.output;
 
@@ -210,8 +219,12 @@ TEST_F(SweepCli, min_size_leaves_small_host_blocks_to_the_real_allocator) {
   // Without it, nothing is left out and the report has no such key.
   ASSERT_EQ(run("replay " + trace + " -s exact --json " + path("all.json")).status, 0);
   const nlohmann::json all = read_json(path("all.json"));
-  EXPECT_EQ(all["trace"]["allocations"], 5);
+  EXPECT_EQ(all["trace"]["allocations"], 6);
   EXPECT_FALSE(all["trace"].contains("below_min_size"));
+  // Sizes take units, as run's --min-size does.
+  ASSERT_EQ(run("replay " + trace + " -s exact --min-size 1KiB --json " + path("kib.json")).status,
+            0);
+  EXPECT_EQ(read_json(path("kib.json"))["trace"]["below_min_size"]["min_size"], 1024);
   // A negative size is refused as record's is.
   const Result negative = run("replay " + trace + " -s exact --min-size -1");
   EXPECT_EQ(negative.status, 2) << negative.output;

@@ -479,7 +479,7 @@ TEST(ResolveMinSize, small_host_allocations_get_no_id_and_no_operation) {
   EXPECT_EQ(r.alloc_size, (std::vector<std::uint64_t>{100, 16}));
   EXPECT_EQ(r.anomalies.total(), 0u);  // their frees are matched, silently
   EXPECT_EQ(r.anomalies.leaks, 0u);
-  EXPECT_EQ(r.below_min_size, (BelowMinSize{16, 2, 23, 0}));
+  EXPECT_EQ(r.below_min_size, (BelowMinSize{16, 2, 23, 0, 0}));
   // Each operation still names its event.
   EXPECT_EQ(r.event_of_op(1), 1u);
   EXPECT_EQ(r.event_of_op(2), 4u);
@@ -499,15 +499,29 @@ TEST(ResolveMinSize, device_allocations_are_always_kept) {
   EXPECT_EQ(r.below_min_size.allocations, 0u);
 }
 
-TEST(ResolveMinSize, host_allocations_aligned_above_16_bytes_are_left_out_whatever_their_size) {
+TEST(ResolveMinSize, host_allocations_aligned_above_64_bytes_are_left_out_whatever_their_size) {
   const Trace t = make_trace(
-      {aligned(alloc_event(0x10, 4096), 64), aligned(alloc_event(0x20, 4096), 16),
-       aligned(alloc_event(0x30, 8), 32), free_event(0x10), free_event(0x20), free_event(0x30)});
+      {aligned(alloc_event(0x10, 4096), 128), aligned(alloc_event(0x20, 4096), 64),
+       aligned(alloc_event(0x30, 8), 256), free_event(0x10), free_event(0x20), free_event(0x30)});
   const ResolvedTrace r = resolve(t, "trace", min_size(16));
   EXPECT_EQ(ops_text(r), "B a0 f0");
   EXPECT_EQ(r.alloc_size, (std::vector<std::uint64_t>{4096}));
-  // 8 bytes aligned at 32 is below the minimum anyway: only the 4096 bytes count as over-aligned.
-  EXPECT_EQ(r.below_min_size, (BelowMinSize{16, 2, 4104, 1}));
+  // 8 bytes aligned at 256 is below the minimum anyway: only the 4096 bytes count as
+  // over-aligned.
+  EXPECT_EQ(r.below_min_size, (BelowMinSize{16, 2, 4104, 1, 0}));
+  EXPECT_EQ(r.anomalies.total(), 0u);
+}
+
+TEST(ResolveMinSize, anonymous_mappings_are_left_out_as_run_leaves_them_to_the_kernel) {
+  Event mapping = alloc_event(0x100000, 1 << 20);
+  mapping.kind = MemoryKind::mapped;
+  Event unmapping = free_event(0x100000);
+  unmapping.kind = MemoryKind::mapped;
+  const Trace t =
+      make_trace({mapping, alloc_event(0x10, 4096), unmapping, free_event(0x10)});
+  const ResolvedTrace r = resolve(t, "trace", min_size(16));
+  EXPECT_EQ(ops_text(r), "B a0 f0");
+  EXPECT_EQ(r.below_min_size, (BelowMinSize{16, 0, 0, 0, 1}));
   EXPECT_EQ(r.anomalies.total(), 0u);
 }
 
@@ -565,8 +579,8 @@ TEST(ResolveMinSize, a_million_events_of_mixed_sizes_keep_exactly_the_large_bloc
       const bool device = rng.below(8) == 0;
       Event e = alloc_event(next_address, size, events.size());
       if (device) e = on_device(e);
-      if (rng.below(16) == 0) e.alignment = 64;
-      const bool left = !device && (size < 64 || e.alignment > 16);
+      if (rng.below(16) == 0) e.alignment = rng.below(2) == 0 ? 64 : 128;
+      const bool left = !device && (size < 64 || e.alignment > run_block_alignment);
       if (left) {
         ++expected_left;
         expected_left_bytes += size;
@@ -591,7 +605,8 @@ TEST(ResolveMinSize, a_million_events_of_mixed_sizes_keep_exactly_the_large_bloc
   const Trace t = make_trace(events);
   const ResolvedTrace r = resolve(t, "trace", min_size(64));
   EXPECT_EQ(r.alloc_size, kept_sizes);
-  EXPECT_EQ(r.below_min_size, (BelowMinSize{64, expected_left, expected_left_bytes, over_aligned}));
+  EXPECT_EQ(r.below_min_size,
+            (BelowMinSize{64, expected_left, expected_left_bytes, over_aligned, 0}));
   EXPECT_GT(expected_left, 100'000u);
   EXPECT_GT(expected_kept, 100'000u);
   EXPECT_EQ(r.anomalies.total(), 0u);

@@ -74,6 +74,16 @@ TEST_F(RunCli, hands_cached_blocks_to_calloc_zeroed_and_leaves_big_alignments_to
   EXPECT_EQ(r.status, 0) << r.output;
 }
 
+TEST_F(RunCli, serves_alignments_up_to_64_bytes_and_leaves_larger_ones_to_the_allocator) {
+  for (const char* spec : {"exact", "pytorch"}) {
+    const std::string json = path("aligned.json");
+    const auto r =
+        run_cli(std::string("run -f -s ") + spec + " --json " + json + " -- " + subject("aligned"));
+    ASSERT_EQ(r.status, 0) << spec << r.output;
+    EXPECT_EQ(read_json(json)["results"][0]["requests"], 10) << spec;
+  }
+}
+
 TEST_F(RunCli, serves_many_threads_at_once) {
   const std::string json = path("threads.json");
   const auto r =
@@ -122,6 +132,41 @@ TEST_F(RunCli, lists_a_forked_childs_report_beside_the_programs) {
   const nlohmann::json report = read_json(json);
   EXPECT_EQ(report["program"]["other_processes"].size(), 1u);
   EXPECT_NE(r.output.find("1 more processes ran with the strategy"), std::string::npos);
+}
+
+// The prediction against reality: a deterministic single-threaded program, run with each
+// built-in strategy and recorded at the same time; the replay of that trace under the same spec
+// and minimum size gives the live counters, reallocs in place and moved included.
+TEST_F(RunCli, the_replay_of_a_runs_trace_gives_its_live_counters_for_every_builtin) {
+  const char* const specs[] = {"passthrough",
+                               "exact",
+                               "best-fit",
+                               "best-fit:max_ratio=1.5",
+                               "fifo-shrink:max=2MiB",
+                               "fifo-shrink:max_items=3,match=best-fit",
+                               "per-run-pool",
+                               "rten",
+                               "pytorch",
+                               "pytorch:roundup_power2_divisions=4"};
+  const char* const keys[] = {
+      "requests",       "hits",      "misses",          "failed_requests",     "upstream_allocs",
+      "upstream_frees", "evictions", "peak_live_bytes", "peak_reserved_bytes", "final_cached_bytes",
+      "slack_bytes"};
+  for (const char* spec : specs) {
+    SCOPED_TRACE(spec);
+    const std::string trace = path("run.alt"), live = path("live.json"),
+                      replayed = path("replayed.json");
+    auto r = run_cli(std::string("run -f -s ") + spec + " --record " + trace + " --json " + live +
+                     " -- " + subject("churn 600"));
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = run_cli("replay " + trace + " -s " + spec + " --min-size 128KiB -f --json " + replayed);
+    ASSERT_EQ(r.status, 0) << r.output;
+    const nlohmann::json a = read_json(live)["results"][0];
+    const nlohmann::json b = read_json(replayed)["results"][0];
+    for (const char* key : keys) EXPECT_EQ(a[key], b[key]) << key;
+    // The run did take reallocs in place: the trace says so, and the replay kept them.
+    EXPECT_GT(a["hits"].get<int>(), 0);
+  }
 }
 
 TEST_F(RunCli, says_a_killed_program_left_no_report) {

@@ -23,6 +23,7 @@
 #include <new>
 #include <string>
 
+#include "alloclab/format/resolve.hpp"
 #include "alloclab/live/live_cache.hpp"
 #include "alloclab/protocol/environment.hpp"
 #include "alloclab/protocol/ticks.hpp"
@@ -86,21 +87,26 @@ struct Inside {
   Inside& operator=(const Inside&) = delete;
 };
 
+// What every block the strategy hands out is aligned to: its upstream's blocks are, and the
+// strategies hand out whole blocks or pieces at multiples of 512 bytes of one (the pytorch
+// model). 64 covers what programs ask of aligned allocation most: PyTorch's CPU tensors, and
+// SIMD loads of a cache line. A replay with --min-size leaves out what this leaves out.
+constexpr std::size_t kBlockAlignment = run_block_alignment;
+
 // The real allocator as the strategy's upstream.
 class RealUpstream final : public Upstream {
  public:
   std::optional<Block> allocate(std::uint64_t bytes) override {
-    void* p = real.malloc(static_cast<std::size_t>(bytes == 0 ? 1 : bytes));
-    if (p == nullptr) return std::nullopt;
+    void* p = nullptr;
+    if (real.posix_memalign(&p, kBlockAlignment,
+                            static_cast<std::size_t>(bytes == 0 ? 1 : bytes)) != 0)
+      return std::nullopt;
     return Block{reinterpret_cast<std::uintptr_t>(p), bytes};
   }
   void deallocate(const Block& block) override {
     real.free(reinterpret_cast<void*>(static_cast<std::uintptr_t>(block.address)));
   }
 };
-
-// Blocks of the real allocator are aligned to 16 bytes; the strategy's lie at offsets of them.
-constexpr std::size_t kRealAlignment = 16;
 
 enum class State : int { uninitialized, initializing, ready, off };
 std::atomic<int> g_state{static_cast<int>(State::uninitialized)};
@@ -248,7 +254,12 @@ void* cache_allocate(std::size_t size) {
     Locked locked;
     p = g_cache->allocate(size);
   }
-  if (p == nullptr) errno = ENOMEM;
+  if (p == nullptr) {
+    errno = ENOMEM;
+  } else if (reinterpret_cast<std::uintptr_t>(p) % kBlockAlignment != 0) [[unlikely]] {
+    // A plug-in that splits its blocks elsewhere: the program may rely on the alignment.
+    die("the strategy handed out a block not aligned to 64 bytes: ", g_spec->c_str());
+  }
   return p;
 }
 
@@ -386,7 +397,7 @@ ALLOCLAB_LIVE_EXPORT void* reallocarray(void* old, std::size_t n, std::size_t si
 
 ALLOCLAB_LIVE_EXPORT int posix_memalign(void** out, std::size_t alignment, std::size_t size) {
   ensure_real();
-  if (alignment > kRealAlignment || !through_cache(size))
+  if (alignment > kBlockAlignment || !through_cache(size))
     return real.posix_memalign(out, alignment, size);
   // posix_memalign's own check, which the real function would have made.
   if (alignment < sizeof(void*) || (alignment & (alignment - 1)) != 0) return EINVAL;
@@ -398,7 +409,7 @@ ALLOCLAB_LIVE_EXPORT int posix_memalign(void** out, std::size_t alignment, std::
 
 ALLOCLAB_LIVE_EXPORT void* aligned_alloc(std::size_t alignment, std::size_t size) {
   ensure_real();
-  if (alignment > kRealAlignment || !through_cache(size) || alignment == 0 ||
+  if (alignment > kBlockAlignment || !through_cache(size) || alignment == 0 ||
       (alignment & (alignment - 1)) != 0)
     return real.aligned_alloc(alignment, size);
   return cache_allocate(size);
@@ -406,7 +417,7 @@ ALLOCLAB_LIVE_EXPORT void* aligned_alloc(std::size_t alignment, std::size_t size
 
 ALLOCLAB_LIVE_EXPORT void* memalign(std::size_t alignment, std::size_t size) {
   ensure_real();
-  if (alignment > kRealAlignment || !through_cache(size)) return real.memalign(alignment, size);
+  if (alignment > kBlockAlignment || !through_cache(size)) return real.memalign(alignment, size);
   return cache_allocate(size);
 }
 

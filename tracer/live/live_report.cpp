@@ -28,7 +28,6 @@ constexpr CounterField kCounters[] = {
     {"final_cached_bytes", &LiveReport::final_cached_bytes},
     {"slack_bytes", &LiveReport::slack_bytes},
     {"in_place_reallocs", &LiveReport::in_place_reallocs},
-    {"bypassed", &LiveReport::bypassed},
     {"runs", &LiveReport::runs},
 };
 

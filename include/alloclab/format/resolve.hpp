@@ -110,13 +110,18 @@ struct SegmentCall {
   bool operator==(const SegmentCall&) const = default;
 };
 
+// The alignment of every block `alloclab run` hands a program from its strategy: a request
+// asking more goes to the program's own allocator.
+inline constexpr std::uint64_t run_block_alignment = 64;
+
 // What a resolution leaves out of the replay.
 struct ResolveOptions {
   // 0: off. Otherwise a host allocation (MemoryKind::host) of fewer bytes, or one asking an
-  // alignment above 16 bytes, gets no allocation id and no operation, and its free is matched
-  // without a word (not an anomaly): `alloclab run` hands such requests to the real allocator,
-  // not to the strategy, and a replay that compares with it must do the same. Allocations of
-  // any other kind (device memory) are always kept.
+  // alignment above run_block_alignment, and every anonymous mapping (MemoryKind::mapped), get
+  // no allocation id and no operation, and their frees are matched without a word (not an
+  // anomaly): `alloclab run` leaves them to the program's allocator and the kernel, not to the
+  // strategy, and a replay that compares with it must do the same. Device memory is always
+  // kept.
   std::uint64_t min_size = 0;
 };
 
@@ -126,6 +131,7 @@ struct BelowMinSize {
   std::uint64_t allocations = 0;   // host allocations left out (either reason)
   std::uint64_t bytes = 0;         // their requested bytes, saturated at 2^64-1
   std::uint64_t over_aligned = 0;  // of `allocations`, those left out for their alignment alone
+  std::uint64_t mappings = 0;      // anonymous mappings left out (not in `allocations`)
   bool operator==(const BelowMinSize&) const = default;
 };
 

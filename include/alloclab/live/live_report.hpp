@@ -71,8 +71,6 @@ struct LiveReport {
   std::uint64_t slack_bytes = 0;
   // Of the hits: reallocs that kept their block.
   std::uint64_t in_place_reallocs = 0;
-  // Requests the real allocator served directly (below --min-size, or an alignment above 16).
-  std::uint64_t bypassed = 0;
   // Run markers the program set.
   std::uint64_t runs = 0;
   std::map<std::string, LiveHistogram::Raw> latency;  // strategy_allocate, ...

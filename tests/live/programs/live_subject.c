@@ -78,6 +78,18 @@ int main(int argc, char** argv) {
     free(q);
     return 0;
   }
+  if (strcmp(mode, "aligned") == 0) {
+    /* Ten blocks the strategy serves (alignments up to 64), ten it leaves to glibc (4096). */
+    for (int i = 0; i < 10; ++i) {
+      void* a = NULL;
+      void* b = NULL;
+      if (posix_memalign(&a, 64, kBig) != 0 || ((uintptr_t)a & 63) != 0) return 1;
+      if (posix_memalign(&b, 4096, kBig) != 0 || ((uintptr_t)b & 4095) != 0) return 1;
+      free(a);
+      free(b);
+    }
+    return 0;
+  }
   if (strcmp(mode, "threads") == 0) {
     pthread_t threads[4];
     for (int t = 0; t < 4; ++t) pthread_create(&threads[t], NULL, thread_churn, NULL);

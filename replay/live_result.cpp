@@ -23,6 +23,10 @@ StrategyResult live_result(const live::LiveReport& report) {
     if (h.count() > 0) r.latency[name] = h.summary();
   }
   r.strategy_counters = report.strategy_counters;
+  if (!report.device.empty()) {
+    r.device = report.device;
+    r.peak_device_bytes = report.peak_device_bytes;
+  }
   if (report.first_failure) {
     const live::LiveFailure& f = *report.first_failure;
     FirstFailure out;

@@ -139,6 +139,25 @@ TEST_F(RunCuda, without_cuda_the_device_calls_reach_the_runtime_untouched) {
   EXPECT_EQ(read_json(path("r.json"))["results"].size(), 1u);
 }
 
+TEST_F(RunCuda, the_device_caches_follow_the_programs_run_markers) {
+  // per-run-pool caches inside a run only: with --markers, the device caches are in a run only
+  // when the program's markers reach them (through the live library).
+  for (const bool marked : {true, false}) {
+    const auto r = run_cli("run --cuda --markers -s per-run-pool -f --json " + path("r.json") +
+                           " -- " + FAKE_CUDA_SUBJECT + " 50" + (marked ? " markers" : ""));
+    ASSERT_EQ(r.status, 0) << r.output;
+    const nlohmann::json report = read_json(path("r.json"));
+    ASSERT_EQ(report["results"].size(), 3u) << report.dump();
+    for (int device = 1; device <= 2; ++device) {
+      const nlohmann::json& d = report["results"][device];
+      if (marked)
+        EXPECT_GE(d["hits"].get<int>(), 90) << d.dump();
+      else
+        EXPECT_EQ(d["hits"].get<int>(), 0) << d.dump();
+    }
+  }
+}
+
 TEST_F(RunCuda, the_torch_allocator_runs_a_strategy_per_device_and_reports) {
   const auto r = run_shell(std::string(TORCH_ALLOCATOR_SUBJECT) + " " + ALLOCLAB_TORCH_LIBRARY +
                            " pytorch " + dir_.string());

@@ -52,6 +52,9 @@ TEST(LiveReport, a_devices_report_names_its_device_and_peak_memory) {
   const StrategyResult result = live_result(r);
   EXPECT_EQ(result.device, "cuda-driver:3");
   EXPECT_EQ(result.peak_device_bytes, std::optional<std::uint64_t>(5ull << 30));
+  ASSERT_TRUE(result.first_failure);
+  EXPECT_EQ(result.first_failure->device, 3);                  // a failure on that device
+  EXPECT_EQ(live_result(sample()).first_failure->device, -1);  // the host
   // The host's report has neither.
   EXPECT_EQ(parse_live_report(to_text(sample()), "report").device, "");
   EXPECT_FALSE(live_result(sample()).peak_device_bytes.has_value());

@@ -236,6 +236,21 @@ except RuntimeError as e:
       << r.output;
 }
 
+TEST_F(TorchHelper, without_pytorch_use_says_it_is_not_installed) {
+  if (run_shell("python3 -c pass").status != 0) GTEST_SKIP() << "python3 is not installed";
+  // A torch that cannot be imported, whether or not a real one is installed.
+  const auto r = python("raise ImportError('no torch here')\n", R"(
+import alloclab_torch
+try:
+    alloclab_torch.use("best-fit")
+except RuntimeError as e:
+    print("error:", e)
+)");
+  EXPECT_NE(r.output.find("error: alloclab_torch: PyTorch is not installed (no torch here)"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST_F(TorchHelper, use_configures_the_library_and_swaps_the_allocator) {
   if (run_shell("python3 -c pass").status != 0) GTEST_SKIP() << "python3 is not installed";
   const auto r = python(kFakeTorch, R"(

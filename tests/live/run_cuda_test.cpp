@@ -131,6 +131,19 @@ TEST_F(RunCuda, device_allocations_go_through_the_strategy_one_result_per_device
   EXPECT_LT(std::stol(r.output.substr(counts + 19)), 30) << r.output;
 }
 
+TEST_F(RunCuda, calls_reach_the_runtime_of_a_library_opened_in_a_local_scope) {
+  // As Python opens PyTorch: the program's runtime is not in the global scope, where alloclab's
+  // own (its libraries load one) is, and no device is here for that one to allocate on.
+  const auto r = run_cli("run --cuda -s best-fit --json " + path("r.json") + " -- " +
+                         LOCAL_CUDA_SUBJECT + " " + FAKE_CUDA_USER);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("bad calls: 0"), std::string::npos) << r.output;
+  const nlohmann::json report = read_json(path("r.json"));
+  ASSERT_EQ(report["results"].size(), 2u) << report.dump();
+  EXPECT_EQ(report["results"][1]["requests"].get<int>(), 100);
+  EXPECT_EQ(report["results"][1]["upstream_allocs"].get<int>(), 1);
+}
+
 TEST_F(RunCuda, without_cuda_the_device_calls_reach_the_runtime_untouched) {
   const auto r =
       run_cli("run -s best-fit --json " + path("r.json") + " -- " + FAKE_CUDA_SUBJECT + " 100");

@@ -39,6 +39,15 @@ nlohmann::json program_json(const launch::RunOptions& options, const launch::Run
     entry["pid"] = outcome.reports[k].pid;
     others.push_back(std::move(entry));
   }
+  for (const live::LiveReport& report : outcome.device_reports) {
+    if (static_cast<long>(report.pid) == outcome.root_pid) continue;  // a result of its own
+    const StrategyResult r = live_result(report);
+    nlohmann::json entry = metrics_json(r.metrics);
+    entry["pid"] = report.pid;
+    entry["device"] = report.device;
+    entry["peak_device_bytes"] = report.peak_device_bytes;
+    others.push_back(std::move(entry));
+  }
   return {{"command", options.command},
           {"pid", outcome.root_pid},
           {"exit_status", outcome.status},
@@ -50,6 +59,7 @@ nlohmann::json program_json(const launch::RunOptions& options, const launch::Run
           {"peak_rss_bytes", outcome.peak_rss_bytes},
           {"min_size", options.min_size},
           {"markers", options.markers},
+          {"cuda", options.cuda},
           {"trace", options.record_output.empty() ? nlohmann::json(nullptr)
                                                   : nlohmann::json(options.record_output)},
           {"other_processes", std::move(others)}};
@@ -78,8 +88,17 @@ void run_live(RunCommand& cmd) {
                  outcome.reports.empty() ? "" : "; its child processes reported");
     return set_exit_status(outcome.status != 0 ? outcome.status : 2);
   }
-  const std::vector<StrategyResult> results{live_result(outcome.reports.front())};
-  print(results_table_text(results));
+  std::vector<StrategyResult> results{live_result(outcome.reports.front())};
+  for (const live::LiveReport& report : outcome.device_reports)
+    if (static_cast<long>(report.pid) == outcome.root_pid) results.push_back(live_result(report));
+  {
+    // The table names each device's row by its device, the first row being the program's
+    // malloc family.
+    std::vector<StrategyResult> shown = results;
+    for (StrategyResult& r : shown)
+      if (!r.device.empty()) r.strategy += " [" + r.device + "]";
+    print(results_table_text(shown));
+  }
   char line[256];
   std::snprintf(line, sizeof line,
                 "program: exit %d, %.3f s wall, %.3f s user, %.3f s system, %llu minor and %llu "
@@ -89,6 +108,19 @@ void run_live(RunCommand& cmd) {
                 static_cast<unsigned long long>(outcome.major_faults),
                 static_cast<double>(outcome.peak_rss_bytes) / (1024.0 * 1024.0));
   print(line);
+  for (const StrategyResult& r : results) {
+    if (r.device.empty()) continue;
+    std::snprintf(line, sizeof line,
+                  "%s: peak device memory %.1f MiB (every process's, seen after the strategy's "
+                  "device allocations)\n",
+                  r.device.c_str(),
+                  static_cast<double>(r.peak_device_bytes.value_or(0)) / (1024.0 * 1024.0));
+    print(line);
+  }
+  if (options.cuda && outcome.device_reports.empty())
+    print(
+        "cuda: no device memory went through the strategy (no cudaMalloc or cuMemAlloc reached "
+        "it)\n");
   if (outcome.reports.size() > 1)
     std::fprintf(stderr, "alloclab: note: %zu more processes ran with the strategy (see --json)\n",
                  outcome.reports.size() - 1);
@@ -136,6 +168,9 @@ void add_run_command(CLI::App& app) {
   sub->add_flag("--markers", cmd->options.markers,
                 "the program marks its runs (markers.h, alloclab_markers): no run is assumed "
                 "before its first marker, as a replay of its trace assumes none");
+  sub->add_flag("--cuda", cmd->options.cuda,
+                "also put the program's device allocations (cudaMalloc/cudaFree, "
+                "cuMemAlloc/cuMemFree) through the strategy, one cache per device");
   sub->add_option("command", cmd->options.command, "the program and its arguments, after --")
       ->required();
   sub->callback([cmd] { run_live(*cmd); });

@@ -1,5 +1,9 @@
 #include "alloclab/replay/live_result.hpp"
 
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
 namespace alloclab {
 
 StrategyResult live_result(const live::LiveReport& report) {
@@ -23,6 +27,10 @@ StrategyResult live_result(const live::LiveReport& report) {
     if (h.count() > 0) r.latency[name] = h.summary();
   }
   r.strategy_counters = report.strategy_counters;
+  if (!report.device.empty()) {
+    r.device = report.device;
+    r.peak_device_bytes = report.peak_device_bytes;
+  }
   if (report.first_failure) {
     const live::LiveFailure& f = *report.first_failure;
     FirstFailure out;
@@ -31,6 +39,10 @@ StrategyResult live_result(const live::LiveReport& report) {
     out.live_bytes = f.live_bytes;
     out.allocated_bytes = f.allocated_bytes;
     out.reserved_bytes = f.reserved_bytes;
+    // A device's report names it "cuda:N" (or "cuda-driver:N"): the failure was on device N.
+    if (const std::size_t colon = report.device.rfind(':'); colon != std::string::npos)
+      out.device =
+          static_cast<std::int32_t>(std::strtol(report.device.c_str() + colon + 1, nullptr, 10));
     r.first_failure = out;
   }
   return r;

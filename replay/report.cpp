@@ -134,6 +134,8 @@ nlohmann::json result_json(const StrategyResult& r, bool with_runs) {
   }
   if (r.empty_cache_calls) out["empty_cache_calls"] = *r.empty_cache_calls;
   if (r.fidelity) out["fidelity"] = fidelity_json(*r.fidelity);
+  if (!r.device.empty()) out["device"] = r.device;
+  if (r.peak_device_bytes) out["peak_device_bytes"] = *r.peak_device_bytes;
   return out;
 }
 
@@ -305,6 +307,12 @@ StrategyResult result_from_json(const nlohmann::json& j, const std::string& sour
   // Both optional: reports of traces without segment calls, and older reports, lack them.
   if (j.contains("empty_cache_calls"))
     r.empty_cache_calls = read_u64(j, "empty_cache_calls", source);
+  if (const auto device = j.find("device"); device != j.end()) {
+    if (!device->is_string()) throw InputError(source + ": a result's 'device' is not a string");
+    r.device = device->get<std::string>();
+  }
+  if (j.contains("peak_device_bytes"))
+    r.peak_device_bytes = read_u64(j, "peak_device_bytes", source);
   if (j.contains("fidelity"))
     r.fidelity = fidelity_from_json(j["fidelity"], source + ", strategy '" + r.strategy + "'");
   return r;

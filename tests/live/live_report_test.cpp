@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -39,6 +40,24 @@ LiveReport sample() {
 TEST(LiveReport, reads_back_what_it_wrote) {
   const LiveReport r = sample();
   EXPECT_EQ(parse_live_report(to_text(r), "report"), r);
+}
+
+TEST(LiveReport, a_devices_report_names_its_device_and_peak_memory) {
+  LiveReport r = sample();
+  r.device = "cuda-driver:3";
+  r.peak_device_bytes = 5ull << 30;
+  const std::string text = to_text(r);
+  EXPECT_NE(text.find("\ndevice cuda-driver:3\n"), std::string::npos) << text;
+  EXPECT_EQ(parse_live_report(text, "report"), r);
+  const StrategyResult result = live_result(r);
+  EXPECT_EQ(result.device, "cuda-driver:3");
+  EXPECT_EQ(result.peak_device_bytes, std::optional<std::uint64_t>(5ull << 30));
+  ASSERT_TRUE(result.first_failure);
+  EXPECT_EQ(result.first_failure->device, 3);                  // a failure on that device
+  EXPECT_EQ(live_result(sample()).first_failure->device, -1);  // the host
+  // The host's report has neither.
+  EXPECT_EQ(parse_live_report(to_text(sample()), "report").device, "");
+  EXPECT_FALSE(live_result(sample()).peak_device_bytes.has_value());
 }
 
 TEST(LiveReport, becomes_a_result_with_the_same_counters_and_latencies) {

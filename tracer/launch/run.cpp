@@ -37,6 +37,18 @@ std::string live_library() {
   return library.string();
 }
 
+// `run --cuda`'s library, preloaded after the live one. Not built without the CUDA toolkit.
+std::string live_cuda_library() {
+  if (const char* env = std::getenv("ALLOCLAB_LIVE_CUDA_LIBRARY"); env && *env) return env;
+  const std::filesystem::path library = library_dir() / "liballoclab_live_cuda.so";
+  if (!std::filesystem::exists(library))
+    throw std::runtime_error(
+        "run --cuda: the CUDA live library was not found at " + library.string() +
+        (ALLOCLAB_HAVE_CUDA ? " (set ALLOCLAB_LIVE_CUDA_LIBRARY)"
+                            : " (this alloclab was built without the CUDA toolkit)"));
+  return library.string();
+}
+
 // A private folder for the processes' reports, removed with what is in it.
 class ReportFolder {
  public:
@@ -151,7 +163,8 @@ std::string read_file(const std::filesystem::path& path) {
 RunOutcome run(const RunOptions& options) {
   if (options.command.empty())
     throw std::invalid_argument("run: no command given (run -s SPEC -- CMD ...)");
-  const std::string library = live_library();
+  std::string library = live_library();
+  if (options.cuda) library += ":" + live_cuda_library();
   const ReportFolder folder;
   RunOutcome outcome;
   struct rusage usage {};
@@ -185,6 +198,10 @@ RunOutcome run(const RunOptions& options) {
   for (const std::filesystem::path& file : files) {
     live::LiveReport report =
         live::parse_live_report(read_file(file), "the report of " + file.filename().string());
+    if (!report.device.empty()) {
+      outcome.device_reports.push_back(std::move(report));
+      continue;
+    }
     const bool root = static_cast<long>(report.pid) == outcome.root_pid;
     outcome.reports.push_back(std::move(report));
     if (root) {
@@ -192,6 +209,10 @@ RunOutcome run(const RunOptions& options) {
       outcome.root_reported = true;
     }
   }
+  // The started process's devices first, each process's in the order of its devices' files.
+  std::stable_partition(
+      outcome.device_reports.begin(), outcome.device_reports.end(),
+      [&](const live::LiveReport& r) { return static_cast<long>(r.pid) == outcome.root_pid; });
   return outcome;
 }
 

@@ -445,7 +445,27 @@ ALLOCLAB_LIVE_EXPORT std::size_t malloc_usable_size(void* p) {
 
 // The run markers (alloclab/markers.h, the Python markers): the strategy's runs. Under
 // `run --record` the recorder, preloaded first, records each and passes it on to these.
-ALLOCLAB_LIVE_EXPORT void alloclab_preload_run_begin(const char*) {
+// Each is passed on to the next library that has it: `run --cuda`'s, preloaded after this one.
+namespace {
+template <typename Fn>
+Fn next_marker(std::atomic<void*>& cache, const char* name) {
+  void* fn = cache.load(std::memory_order_acquire);
+  if (fn == nullptr) {
+    Inside inside;
+    void* next = dlsym(RTLD_NEXT, name);
+    fn = next != nullptr ? next : reinterpret_cast<void*>(1);
+    cache.store(fn, std::memory_order_release);
+  }
+  return fn == reinterpret_cast<void*>(1) ? nullptr : reinterpret_cast<Fn>(fn);
+}
+std::atomic<void*> g_next_run_begin{nullptr};
+std::atomic<void*> g_next_run_end{nullptr};
+}  // namespace
+
+ALLOCLAB_LIVE_EXPORT void alloclab_preload_run_begin(const char* label) {
+  if (auto next =
+          next_marker<void (*)(const char*)>(g_next_run_begin, "alloclab_preload_run_begin"))
+    next(label);
   if (!ready()) return;
   Inside inside;
   Locked locked;
@@ -453,6 +473,7 @@ ALLOCLAB_LIVE_EXPORT void alloclab_preload_run_begin(const char*) {
 }
 
 ALLOCLAB_LIVE_EXPORT void alloclab_preload_run_end(void) {
+  if (auto next = next_marker<void (*)()>(g_next_run_end, "alloclab_preload_run_end")) next();
   if (!ready()) return;
   Inside inside;
   Locked locked;

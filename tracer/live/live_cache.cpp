@@ -91,10 +91,10 @@ void LiveCache::failed(std::size_t size) {
                                  counting_->reserved_bytes()};
 }
 
-void* LiveCache::allocate(std::size_t size) {
+void* LiveCache::allocate(std::size_t size, std::uint64_t stream) {
   const bool timed = time_this_call();
   const std::uint64_t start = timed ? clock_.ticks() : 0;
-  const std::optional<Block> block = strategy_->allocate(size, 0);
+  const std::optional<Block> block = strategy_->allocate(size, stream);
   if (timed) strategy_allocate_.record(clock_.ticks() - start, kTimedOneIn);
   // A block at address 0 cannot be told from a failure by the program: it is one.
   if (!block || block->address == 0) {

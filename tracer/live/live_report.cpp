@@ -29,6 +29,7 @@ constexpr CounterField kCounters[] = {
     {"slack_bytes", &LiveReport::slack_bytes},
     {"in_place_reallocs", &LiveReport::in_place_reallocs},
     {"runs", &LiveReport::runs},
+    {"peak_device_bytes", &LiveReport::peak_device_bytes},
 };
 
 struct FailureField {
@@ -132,6 +133,11 @@ std::string to_text(const LiveReport& report) {
   out += "\nspec ";
   out += report.spec;  // the rest of its line: a spec may hold spaces (a plug-in's path)
   out += '\n';
+  if (!report.device.empty()) {
+    out += "device ";
+    out += report.device;  // the rest of its line, as the spec
+    out += '\n';
+  }
   for (const CounterField& c : kCounters) {
     out += "counter ";
     out += c.name;
@@ -184,6 +190,12 @@ LiveReport parse_live_report(std::string_view text, const std::string& source) {
     if (kind == "spec") {
       const std::string_view line = lines.line();
       report.spec = std::string(line.substr(std::min(line.size(), std::size_t{5})));
+      continue;
+    }
+    if (kind == "device") {
+      const std::string_view line = lines.line();
+      report.device = std::string(line.substr(std::min(line.size(), std::size_t{7})));
+      if (report.device.empty()) lines.fail("a device line without a device");
       continue;
     }
     if (kind == "end") {

@@ -17,6 +17,8 @@ struct RunOptions {
   bool markers = false;
   std::string record_output;  // empty: no trace
   bool force = false;         // replace record_output if it exists
+  // `--cuda`: the device allocations (cudaMalloc, cuMemAlloc) go through the strategy too.
+  bool cuda = false;
   std::vector<std::string> command;
 };
 
@@ -35,6 +37,9 @@ struct RunOutcome {
   // nothing.
   std::vector<live::LiveReport> reports;
   bool root_reported = false;
+  // The devices' reports (LiveReport::device set), the started process's first, each process's
+  // in device order.
+  std::vector<live::LiveReport> device_reports;
 };
 
 // Checks the program and the outputs first; throws std::runtime_error for what cannot be run

@@ -49,8 +49,9 @@ class LiveCache {
   LiveCache(std::string_view spec, Upstream& upstream, Clock clock, bool implicit_run);
   ~LiveCache();
 
-  // A block of at least `size` bytes from the strategy, or nullptr when it failed.
-  void* allocate(std::size_t size);
+  // A block of at least `size` bytes from the strategy, or nullptr when it failed. `stream`: the
+  // device stream the block is for (0 for host memory), which stream-aware strategies key on.
+  void* allocate(std::size_t size, std::uint64_t stream = 0);
   // Whether `p` may be a block this cache handed out: false is certain, true needs owns().
   // Safe without the caller's lock: the range only grows, and a block reaches another thread
   // only through the program's own synchronisation, which orders the range's update before.

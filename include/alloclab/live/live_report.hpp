@@ -56,6 +56,9 @@ struct LiveFailure {
 
 struct LiveReport {
   std::string spec;
+  // Empty for the program's malloc family; a device's blocks (`run --cuda`, the PyTorch
+  // allocator) name it, e.g. "cuda:0".
+  std::string device;
   std::uint64_t pid = 0;
   std::uint64_t min_size = 0;
   // The contract's metrics (docs/strategy-contract.md), over the blocks the strategy served.
@@ -73,6 +76,9 @@ struct LiveReport {
   std::uint64_t in_place_reallocs = 0;
   // Run markers the program set.
   std::uint64_t runs = 0;
+  // A device's report only: the most memory in use on the device (total - free, every
+  // process's) seen right after one of the strategy's upstream allocations.
+  std::uint64_t peak_device_bytes = 0;
   std::map<std::string, LiveHistogram::Raw> latency;  // strategy_allocate, ...
   std::map<std::string, std::uint64_t> strategy_counters;
   std::optional<LiveFailure> first_failure;

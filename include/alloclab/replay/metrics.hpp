@@ -136,6 +136,11 @@ struct StrategyResult {
   // mode), and, in simulation, the strategy's upstream calls against the recorded ones.
   std::optional<std::uint64_t> empty_cache_calls;
   std::optional<Fidelity> fidelity;
+  // Live mode only, a device's result (`run --cuda`, the PyTorch allocator): the device, e.g.
+  // "cuda:0", and the most memory in use on it (every process's) seen after the strategy's
+  // upstream allocations.
+  std::string device;
+  std::optional<std::uint64_t> peak_device_bytes;
 };
 
 }  // namespace alloclab

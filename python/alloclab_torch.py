@@ -1,0 +1,74 @@
+"""An alloclab strategy as PyTorch's CUDA allocator, in place of PyTorch's own cache.
+
+    import alloclab_torch
+    alloclab_torch.use("best-fit")      # before the first CUDA tensor
+
+Every CUDA tensor's memory then comes from the strategy (`alloclab strategies` lists them), one
+cache per device over cudaMalloc/cudaFree, through liballoclab_torch.so and
+torch.cuda.memory.CUDAPluggableAllocator. The library is found in ALLOCLAB_TORCH_LIBRARY, beside
+this file, in the installed ../../../lib, or in a source checkout's build/lib. With a report
+folder (`report_dir`, or ALLOCLAB_LIVE_REPORT_DIR, which `alloclab run` sets) each device used
+writes its counters there at exit, as `alloclab run` reads them.
+"""
+import ctypes
+import os
+
+__all__ = ["use", "library_path"]
+
+_LIBRARY = "liballoclab_torch.so"
+
+
+def library_path():
+    """The path of liballoclab_torch.so; RuntimeError when it is nowhere to be found."""
+    env = os.environ.get("ALLOCLAB_TORCH_LIBRARY")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [
+        os.path.join(here, _LIBRARY),
+        os.path.join(here, "..", "..", "..", "lib", _LIBRARY),  # share/alloclab/python
+        os.path.join(here, "..", "build", "lib", _LIBRARY),  # a source checkout
+    ]
+    for path in candidates:
+        if os.path.exists(path):
+            return os.path.normpath(path)
+    raise RuntimeError(
+        "alloclab_torch: %s not found (looked beside %s, in the installed lib/ and build/lib; "
+        "set ALLOCLAB_TORCH_LIBRARY, or build alloclab with the CUDA toolkit)" % (_LIBRARY, here))
+
+
+def use(spec, report_dir=None):
+    """Makes the strategy `spec` PyTorch's CUDA allocator for the rest of the process.
+
+    Call it before the first CUDA tensor: PyTorch keeps the allocator it first used. Raises
+    RuntimeError when PyTorch or CUDA is not available or an allocator was already used, and
+    ValueError for a spec alloclab refuses. Returns the CUDAPluggableAllocator.
+    """
+    try:
+        import torch
+    except ImportError as e:
+        raise RuntimeError("alloclab_torch: PyTorch is not installed (%s)" % e) from e
+    if not torch.cuda.is_available():
+        raise RuntimeError(
+            "alloclab_torch: CUDA is not available to PyTorch (torch.cuda.is_available() is "
+            "False: a CPU-only build, or no CUDA device or driver)")
+    path = library_path()
+    library = ctypes.CDLL(path)
+    configure = library.alloclab_torch_configure
+    configure.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+    configure.restype = ctypes.c_int
+    if report_dir is None:
+        report_dir = os.environ.get("ALLOCLAB_LIVE_REPORT_DIR")
+    error = ctypes.create_string_buffer(1024)
+    if configure(spec.encode("utf-8"), report_dir.encode("utf-8") if report_dir else None,
+                 error, len(error)) != 0:
+        raise ValueError("alloclab_torch: %s" % error.value.decode("utf-8", "replace"))
+    allocator = torch.cuda.memory.CUDAPluggableAllocator(
+        path, "alloclab_torch_malloc", "alloclab_torch_free")
+    try:
+        torch.cuda.memory.change_current_allocator(allocator)
+    except RuntimeError as e:
+        raise RuntimeError(
+            "alloclab_torch: PyTorch's CUDA allocator was already used in this process: call "
+            "use() before the first CUDA tensor (%s)" % e) from e
+    return allocator

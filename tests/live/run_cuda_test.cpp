@@ -96,6 +96,20 @@ TEST_F(RunCuda, the_libraries_export_exactly_their_entry_points) {
                                    "alloclab_torch_free"}));
 }
 
+// A CUDA runtime loaded with alloclab's library, ahead of the program's own, would take the
+// program's CUDA calls: none of the libraries may depend on one.
+TEST_F(RunCuda, the_libraries_bring_no_cuda_runtime_into_the_program) {
+  if (run_shell("readelf --version").status == 127)
+    GTEST_SKIP() << "readelf (binutils) is not installed";
+  for (const char* library :
+       {ALLOCLAB_LIVE_LIBRARY, ALLOCLAB_LIVE_CUDA_LIBRARY, ALLOCLAB_TORCH_LIBRARY}) {
+    const test::CliResult needed = run_shell(std::string("readelf -d ") + library);
+    ASSERT_EQ(needed.status, 0) << needed.output;
+    EXPECT_NE(needed.output.find("libc.so"), std::string::npos) << library;
+    EXPECT_EQ(needed.output.find("libcuda"), std::string::npos) << library << needed.output;
+  }
+}
+
 TEST_F(RunCuda, device_allocations_go_through_the_strategy_one_result_per_device) {
   const auto r = run_cli("run --cuda -s best-fit --json " + path("r.json") + " -- " +
                          FAKE_CUDA_SUBJECT + " 100");

@@ -149,18 +149,6 @@ int driver_used_bytes(std::uint64_t* used) {
   return status;
 }
 
-[[noreturn]] void die(const char* what, const char* detail) {
-  char line[1024];
-  const int n = std::snprintf(line, sizeof line, "alloclab run: %s%s\n", what, detail);
-  if (n > 0) {
-    const ssize_t ignored = write(
-        2, line,
-        static_cast<std::size_t>(n) < sizeof line ? static_cast<std::size_t>(n) : sizeof line - 1);
-    (void)ignored;
-  }
-  _exit(2);
-}
-
 struct Settings {
   bool on = false;
   std::string report_dir;

@@ -136,17 +136,4 @@ std::vector<LiveReport> DeviceCaches::finish(std::uint64_t pid) {
   return reports;
 }
 
-bool write_text_file(const std::string& path, const std::string& text) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return false;
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<std::size_t>(n);
-  }
-  return close(fd) == 0 && done == text.size();
-}
-
 }  // namespace alloclab::live

@@ -25,6 +25,8 @@
 
 #include "alloclab/format/resolve.hpp"
 #include "alloclab/live/live_cache.hpp"
+#include "alloclab/live/process_output.hpp"
+#include "alloclab/protocol/bootstrap_arena.hpp"
 #include "alloclab/protocol/environment.hpp"
 #include "alloclab/protocol/ticks.hpp"
 
@@ -55,23 +57,8 @@ struct RealFunctions {
 };
 RealFunctions real;
 
-// dlsym may call calloc before the real one is known: served from a static arena, never freed.
-alignas(64) char g_arena[16 * 1024];
-std::atomic<std::size_t> g_arena_used{0};
-
-bool in_arena(const void* p) {
-  return p >= static_cast<const void*>(g_arena) &&
-         p < static_cast<const void*>(g_arena + sizeof g_arena);
-}
-
-void* arena_alloc(std::size_t size) {
-  std::size_t used = g_arena_used.load();
-  for (;;) {
-    const std::size_t start = (used + 15) & ~std::size_t{15};
-    if (start + size > sizeof g_arena || start + size < start) return nullptr;
-    if (g_arena_used.compare_exchange_weak(used, start + size)) return g_arena + start;
-  }
-}
+// dlsym may call calloc before the real one is known: served from a static arena.
+protocol::BootstrapArena<16 * 1024> g_arena;
 
 template <typename Fn>
 Fn next_symbol(const char* name) {
@@ -174,18 +161,6 @@ void ensure_real() {
   if (real.free == nullptr && !resolving.exchange(true)) resolve_real_functions();
 }
 
-[[noreturn]] void die(const char* what, const char* detail) {
-  char line[1024];
-  const int n = std::snprintf(line, sizeof line, "alloclab run: %s%s\n", what, detail);
-  if (n > 0) {
-    const ssize_t ignored = write(
-        2, line,
-        static_cast<std::size_t>(n) < sizeof line ? static_cast<std::size_t>(n) : sizeof line - 1);
-    (void)ignored;
-  }
-  _exit(2);
-}
-
 // The lock is held across fork, so that the child's copy of the cache is whole.
 void before_fork() {
   lock();
@@ -286,17 +261,7 @@ void write_report() {
   }
   char path[sizeof g_report_dir + 64];
   std::snprintf(path, sizeof path, "%s/live.%ld.txt", g_report_dir, static_cast<long>(getpid()));
-  const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return;
-  const std::string text = to_text(report);
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<std::size_t>(n);
-  }
-  close(fd);
+  write_text_file(path, to_text(report));
 }
 
 }  // namespace
@@ -317,7 +282,7 @@ __attribute__((destructor(101))) static void alloclab_live_destructor() {
 
 ALLOCLAB_LIVE_EXPORT void* malloc(std::size_t size) {
   ensure_real();
-  if (real.malloc == nullptr) return arena_alloc(size);
+  if (real.malloc == nullptr) return g_arena.allocate(size);
   if (!through_cache(size)) return real.malloc(size);
   return cache_allocate(size);
 }
@@ -328,7 +293,7 @@ ALLOCLAB_LIVE_EXPORT void* calloc(std::size_t n, std::size_t size) {
     errno = ENOMEM;
     return nullptr;
   }
-  if (real.calloc == nullptr) return arena_alloc(n * size);  // static storage: already zero
+  if (real.calloc == nullptr) return g_arena.allocate(n * size);  // static storage: already zero
   if (!through_cache(n * size)) return real.calloc(n, size);
   void* p = cache_allocate(n * size);
   // A cached block holds what it held before.
@@ -337,7 +302,7 @@ ALLOCLAB_LIVE_EXPORT void* calloc(std::size_t n, std::size_t size) {
 }
 
 ALLOCLAB_LIVE_EXPORT void free(void* p) {
-  if (p == nullptr || in_arena(p)) return;
+  if (p == nullptr || g_arena.contains(p)) return;
   ensure_real();
   if (real.free == nullptr) return;  // only while dlsym itself runs: leak rather than crash
   if (!cache_free(p)) real.free(p);
@@ -346,11 +311,10 @@ ALLOCLAB_LIVE_EXPORT void free(void* p) {
 ALLOCLAB_LIVE_EXPORT void* realloc(void* old, std::size_t size) {
   ensure_real();
   if (old == nullptr) return malloc(size);
-  if (in_arena(old)) {
+  if (g_arena.contains(old)) {
     void* p = malloc(size);
     if (p != nullptr) {
-      const auto room =
-          static_cast<std::size_t>(g_arena + sizeof g_arena - static_cast<char*>(old));
+      const auto room = g_arena.room_after(old);
       std::memcpy(p, old, size < room ? size : room);
     }
     return p;

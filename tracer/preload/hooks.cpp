@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "alloclab/protocol/bootstrap_arena.hpp"
 #include "export.hpp"
 #include "kernel_call.hpp"
 #include "life_cycle.hpp"
@@ -50,25 +51,9 @@ struct RealFunctions {
 };
 RealFunctions real;
 
-// dlsym itself may call calloc before the real one is known: serve that from a static arena.
-// Its blocks are never freed (free() ignores them) and never recorded.
-alignas(64) char g_arena[64 * 1024];
-std::atomic<std::size_t> g_arena_used{0};
-
-bool in_arena(const void* p) {
-  return p >= static_cast<const void*>(g_arena) &&
-         p < static_cast<const void*>(g_arena + sizeof g_arena);
-}
-
-void* arena_alloc(std::size_t size, std::size_t alignment = 16) {
-  if (alignment < 16) alignment = 16;
-  std::size_t used = g_arena_used.load();
-  for (;;) {
-    const std::size_t start = (used + alignment - 1) & ~(alignment - 1);
-    if (start + size > sizeof g_arena || start + size < start) return nullptr;
-    if (g_arena_used.compare_exchange_weak(used, start + size)) return g_arena + start;
-  }
-}
+// dlsym itself may call calloc before the real one is known: served from a static arena,
+// never recorded.
+protocol::BootstrapArena<64 * 1024> g_arena;
 
 template <typename Fn>
 Fn next_symbol(const char* name) {
@@ -189,7 +174,7 @@ using namespace alloclab::preload;
 
 ALLOCLAB_EXPORT void* malloc(std::size_t size) {
   ensure_ready();
-  if (!real.malloc) return arena_alloc(size);
+  if (!real.malloc) return g_arena.allocate(size);
   void* p = real.malloc(size);
   after_alloc(p, size, 0);
   return p;
@@ -199,7 +184,7 @@ ALLOCLAB_EXPORT void* calloc(std::size_t n, std::size_t size) {
   ensure_ready();
   if (!real.calloc) {
     if (size && n > SIZE_MAX / size) return nullptr;
-    return arena_alloc(n * size);  // static storage: already zero
+    return g_arena.allocate(n * size);  // static storage: already zero
   }
   void* p = real.calloc(n, size);
   after_alloc(p, n * size, 0);
@@ -207,7 +192,7 @@ ALLOCLAB_EXPORT void* calloc(std::size_t n, std::size_t size) {
 }
 
 ALLOCLAB_EXPORT void free(void* p) {
-  if (!p || in_arena(p)) return;
+  if (!p || g_arena.contains(p)) return;
   ensure_ready();
   if (!real.free) return;  // only while dlsym itself runs: leak rather than crash
   before_free(p);
@@ -216,11 +201,10 @@ ALLOCLAB_EXPORT void free(void* p) {
 
 ALLOCLAB_EXPORT void* realloc(void* old, std::size_t size) {
   ensure_ready();
-  if (in_arena(old)) {
+  if (g_arena.contains(old)) {
     void* p = malloc(size);
     if (p) {
-      const std::size_t room =
-          static_cast<std::size_t>(g_arena + sizeof g_arena - static_cast<char*>(old));
+      const std::size_t room = g_arena.room_after(old);
       std::memcpy(p, old, size < room ? size : room);
     }
     return p;
@@ -248,7 +232,7 @@ ALLOCLAB_EXPORT void* reallocarray(void* old, std::size_t n, std::size_t size) {
 ALLOCLAB_EXPORT int posix_memalign(void** out, std::size_t alignment, std::size_t size) {
   ensure_ready();
   if (!real.posix_memalign) {
-    *out = arena_alloc(size, alignment);
+    *out = g_arena.allocate(size, alignment);
     return *out ? 0 : ENOMEM;
   }
   const int status = real.posix_memalign(out, alignment, size);
@@ -258,7 +242,7 @@ ALLOCLAB_EXPORT int posix_memalign(void** out, std::size_t alignment, std::size_
 
 ALLOCLAB_EXPORT void* aligned_alloc(std::size_t alignment, std::size_t size) {
   ensure_ready();
-  if (!real.aligned_alloc) return arena_alloc(size, alignment);
+  if (!real.aligned_alloc) return g_arena.allocate(size, alignment);
   void* p = real.aligned_alloc(alignment, size);
   after_alloc(p, size, alignment);
   return p;
@@ -266,7 +250,7 @@ ALLOCLAB_EXPORT void* aligned_alloc(std::size_t alignment, std::size_t size) {
 
 ALLOCLAB_EXPORT void* memalign(std::size_t alignment, std::size_t size) {
   ensure_ready();
-  if (!real.memalign) return arena_alloc(size, alignment);
+  if (!real.memalign) return g_arena.allocate(size, alignment);
   void* p = real.memalign(alignment, size);
   // glibc rounds a non-power-of-two alignment up; record what was honoured.
   std::size_t recorded = 1;
@@ -278,7 +262,7 @@ ALLOCLAB_EXPORT void* memalign(std::size_t alignment, std::size_t size) {
 ALLOCLAB_EXPORT void* valloc(std::size_t size) {
   ensure_ready();
   const std::size_t page = 4096;
-  if (!real.valloc) return arena_alloc(size, page);
+  if (!real.valloc) return g_arena.allocate(size, page);
   void* p = real.valloc(size);
   after_alloc(p, size, page);
   return p;
@@ -287,7 +271,7 @@ ALLOCLAB_EXPORT void* valloc(std::size_t size) {
 ALLOCLAB_EXPORT void* pvalloc(std::size_t size) {
   ensure_ready();
   const std::size_t page = 4096;
-  if (!real.pvalloc) return arena_alloc(size, page);
+  if (!real.pvalloc) return g_arena.allocate(size, page);
   void* p = real.pvalloc(size);
   // pvalloc rounds the size up to whole pages: that is what the program got.
   after_alloc(p, (size + page - 1) & ~(page - 1), page);

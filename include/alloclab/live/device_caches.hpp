@@ -17,6 +17,7 @@
 
 #include "alloclab/live/live_cache.hpp"
 #include "alloclab/live/live_report.hpp"
+#include "alloclab/live/process_output.hpp"
 
 namespace alloclab::live {
 
@@ -82,10 +83,5 @@ class DeviceCaches {
   mutable std::mutex mutex_;
   std::array<std::unique_ptr<Device>, kMaxDevices> devices_;
 };
-
-// Writes `text` to a new file at `path` (replacing one there), with the system calls only: the
-// libraries write their reports from a destructor, late in the program's exit. False when it
-// could not be written.
-bool write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace alloclab::live

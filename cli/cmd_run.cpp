@@ -99,15 +99,8 @@ void run_live(RunCommand& cmd) {
       if (!r.device.empty()) r.strategy += " [" + r.device + "]";
     print(results_table_text(shown));
   }
+  print(program_line(program_json(options, outcome)) + "\n");
   char line[256];
-  std::snprintf(line, sizeof line,
-                "program: exit %d, %.3f s wall, %.3f s user, %.3f s system, %llu minor and %llu "
-                "major page faults, peak RSS %.1f MiB\n",
-                outcome.status, outcome.wall_seconds, outcome.user_seconds, outcome.system_seconds,
-                static_cast<unsigned long long>(outcome.minor_faults),
-                static_cast<unsigned long long>(outcome.major_faults),
-                static_cast<double>(outcome.peak_rss_bytes) / (1024.0 * 1024.0));
-  print(line);
   for (const StrategyResult& r : results) {
     if (r.device.empty()) continue;
     std::snprintf(line, sizeof line,

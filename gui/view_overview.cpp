@@ -166,6 +166,12 @@ void draw_overview(const Model& model, ViewState& state) {
   }
   ImGui::Text("%s  -  %s mode, %zu strategies", report->name.c_str(), report->mode.c_str(),
               report->results.size());
+  // A live run's report (`alloclab run`): what the program itself cost under the strategy.
+  if (report->mode == "live" && report->json.contains("program")) {
+    const std::string line = program_line(report->json["program"]);
+    ImGui::TextUnformatted(line.c_str());
+    track_text("overview/program", line);
+  }
   if (report->json.contains("trace")) {
     const nlohmann::json& t = report->json["trace"];
     ImGui::Text(

@@ -342,4 +342,15 @@ std::string merged_report_text(const nlohmann::json& merged, const std::string& 
   return text;
 }
 
+std::string program_line(const nlohmann::json& program) {
+  return string_printf(
+      "program: exit %d, %.3f s wall, %.3f s user, %.3f s system, %s minor and %s major page "
+      "faults, peak RSS %.1f MiB",
+      program.value("exit_status", 0), program.value("wall_seconds", 0.0),
+      program.value("user_seconds", 0.0), program.value("system_seconds", 0.0),
+      grouped(program.value("minor_faults", std::uint64_t{0})).c_str(),
+      grouped(program.value("major_faults", std::uint64_t{0})).c_str(),
+      static_cast<double>(program.value("peak_rss_bytes", std::uint64_t{0})) / (1024.0 * 1024.0));
+}
+
 }  // namespace alloclab

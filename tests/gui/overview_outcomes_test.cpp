@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "gui_test_util.hpp"
 
@@ -40,6 +41,40 @@ TEST(Overview, shows_each_results_first_failure_and_fidelity) {
                "click overview/first-failure:0\n"
                "expect-text overview/first-failure:0/details \"live 0 B, handed out 0 B, "
                "reserved 0 B (cached 0 B, largest cached block 0 B), limit 10.00 MiB\"\n");
+  ALLOCLAB_SKIP_WITHOUT_RENDERING(r);
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
+TEST(Overview, shows_what_the_program_of_a_live_report_cost) {
+  const auto dir = scratch_dir("overview-live");
+  // A report as `alloclab run --json` writes it: a replay report's shape, mode "live", and the
+  // program it ran.
+  const std::string replayed = (dir / "replayed.json").string();
+  const CliResult cli = run_cli("replay " + traces_dir() + "/tiny.csv -s exact --json " + replayed);
+  ASSERT_EQ(cli.status, 0) << cli.output;
+  nlohmann::json report;
+  std::ifstream(replayed) >> report;
+  report["mode"] = "live";
+  report["program"] = {{"command", {"./app"}},
+                       {"pid", 42},
+                       {"exit_status", 3},
+                       {"wall_seconds", 1.5},
+                       {"user_seconds", 1.25},
+                       {"system_seconds", 0.125},
+                       {"minor_faults", 12345},
+                       {"major_faults", 2},
+                       {"peak_rss_bytes", 3 << 20},
+                       {"min_size", 131072},
+                       {"markers", false},
+                       {"trace", nullptr},
+                       {"other_processes", nlohmann::json::array()}};
+  const std::string live = (dir / "live.json").string();
+  std::ofstream(live) << report.dump(1);
+  const CliResult r = overview_script(
+      dir, "open " + live +
+               "\nwait\nview overview\n"
+               "expect-text overview/program \"program: exit 3, 1.500 s wall, 1.250 s user, "
+               "0.125 s system, 12,345 minor and 2 major page faults, peak RSS 3.0 MiB\"\n");
   ALLOCLAB_SKIP_WITHOUT_RENDERING(r);
   EXPECT_EQ(r.status, 0) << r.output;
 }

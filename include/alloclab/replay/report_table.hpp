@@ -36,6 +36,10 @@ std::string fidelity_line(const Fidelity& fidelity);
 // Empty when there is nothing to say.
 std::string replay_notes_text(const TraceSummary& summary);
 
+// A live report's `program` object (`alloclab run`) in one line: "program: exit 0, 1.234 s wall,
+// ... peak RSS 12.3 MiB". No newline.
+std::string program_line(const nlohmann::json& program);
+
 // `alloclab sweep`: how many points (and which shard), then one row per point replayed.
 std::string sweep_table_text(const SweepRun& run);
 

@@ -134,9 +134,10 @@ void add_replay_command(CLI::App& app) {
                           ->check(not_negative())
                           ->type_name("N");
   sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch")->type_name("FORMAT");
-  add_min_size_option(sub, cmd->min_size,
-                      "leave host allocations of fewer bytes (and those aligned above 64 bytes, and mappings) to "
-                      "the real allocator, not to the strategy, as `alloclab run` does (default 0: none)");
+  add_min_size_option(
+      sub, cmd->min_size,
+      "leave host allocations of fewer bytes (and those aligned above 64 bytes, and mappings) to "
+      "the real allocator, not to the strategy, as `alloclab run` does (default 0: none)");
   sub->add_option("--memory-limit", cmd->memory_limit,
                   "emulate a device of this size (e.g. 8GiB): the upstream fails beyond it")
       ->type_name("SIZE");

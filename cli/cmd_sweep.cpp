@@ -91,9 +91,10 @@ void add_sweep_command(CLI::App& app) {
                   "shard reports with `alloclab merge`")
       ->type_name("I/N");
   sub->add_option("--from", cmd->format, "input format: alt, csv, rmm, torch")->type_name("FORMAT");
-  add_min_size_option(sub, cmd->min_size,
-                      "leave host allocations of fewer bytes (and those aligned above 64 bytes, and mappings) to "
-                      "the real allocator, not to the strategy, as `alloclab run` does (default 0: none)");
+  add_min_size_option(
+      sub, cmd->min_size,
+      "leave host allocations of fewer bytes (and those aligned above 64 bytes, and mappings) to "
+      "the real allocator, not to the strategy, as `alloclab run` does (default 0: none)");
   sub->callback([cmd] { run_sweep_command(*cmd, command_line()); });
 }
 

@@ -185,13 +185,11 @@ TEST_F(SweepCli, min_size_leaves_small_host_blocks_to_the_real_allocator) {
   const nlohmann::json r = read_json(path("replay.json"));
   EXPECT_EQ(r["trace"]["allocations"], 2);  // 100 bytes on the host, 8 on the device
   EXPECT_EQ(r["trace"]["anomalies"]["free_unknown"], 0);
-  EXPECT_EQ(
-      r["trace"]["below_min_size"],
-      nlohmann::json({{"min_size", 64},
-                      {"allocations", 3},
-                      {"bytes", 4128},
-                      {"over_aligned", 1},
-                      {"mappings", 1}}));
+  EXPECT_EQ(r["trace"]["below_min_size"], nlohmann::json({{"min_size", 64},
+                                                          {"allocations", 3},
+                                                          {"bytes", 4128},
+                                                          {"over_aligned", 1},
+                                                          {"mappings", 1}}));
   EXPECT_EQ(r["results"][0]["requests"], 2);
 
   const Result sweep =

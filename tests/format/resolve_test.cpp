@@ -517,8 +517,7 @@ TEST(ResolveMinSize, anonymous_mappings_are_left_out_as_run_leaves_them_to_the_k
   mapping.kind = MemoryKind::mapped;
   Event unmapping = free_event(0x100000);
   unmapping.kind = MemoryKind::mapped;
-  const Trace t =
-      make_trace({mapping, alloc_event(0x10, 4096), unmapping, free_event(0x10)});
+  const Trace t = make_trace({mapping, alloc_event(0x10, 4096), unmapping, free_event(0x10)});
   const ResolvedTrace r = resolve(t, "trace", min_size(16));
   EXPECT_EQ(ops_text(r), "B a0 f0");
   EXPECT_EQ(r.below_min_size, (BelowMinSize{16, 0, 0, 0, 1}));

@@ -26,6 +26,7 @@
 #include "alloclab/format/alt/alt.hpp"
 #include "alloclab/format/output_files.hpp"
 #include "alloclab/format/resolve.hpp"
+#include "alloclab/launch/program_wait.hpp"
 #include "alloclab/launch/record_files.hpp"
 
 namespace alloclab::launch {
@@ -66,21 +67,12 @@ std::string absolute(const std::string& path) {
   std::vector<char*> argv;
   for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
-  signal(SIGINT, SIG_DFL);
-  signal(SIGQUIT, SIG_DFL);
+  default_signals_for_program();
   execvp(argv[0], argv.data());
   const int error = errno;
   const ssize_t ignored = write(status_pipe, &error, sizeof error);
   (void)ignored;
   _exit(127);
-}
-
-// SIGTERM sent to `record` alone (kill, a batch system stopping the job) is meant for the
-// program: passed on, it ends the program, and record still summarises.
-volatile sig_atomic_t g_traced_child = 0;
-
-void pass_signal_on(int signal) {
-  if (g_traced_child > 0) kill(static_cast<pid_t>(g_traced_child), signal);
 }
 
 }  // namespace
@@ -144,29 +136,14 @@ int record(const RecordOptions& options) {
   (void)ignored;
   close(names[1]);
 
-  // The terminal sends ^C and ^\ to the whole process group: the child decides what they mean.
-  struct sigaction ignore {
-  }, pass_on{}, old_int{}, old_quit{}, old_term{};
-  ignore.sa_handler = SIG_IGN;
-  sigaction(SIGINT, &ignore, &old_int);
-  sigaction(SIGQUIT, &ignore, &old_quit);
-  g_traced_child = child;
-  pass_on.sa_handler = pass_signal_on;
-  sigemptyset(&pass_on.sa_mask);
-  sigaction(SIGTERM, &pass_on, &old_term);
-  int raw = 0;
   struct rusage usage {};
-  while (wait4(child, &raw, 0, &usage) < 0 && errno == EINTR) {
-  }
+  const int raw = wait_for_program(child, usage);
   if (options.wall_seconds)
     *options.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (options.usage) *options.usage = usage;
-  g_traced_child = 0;  // first: its pid may be reused once reaped
   wait_for_writer_processes(files);
-  sigaction(SIGTERM, &old_term, nullptr);
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGQUIT, &old_quit, nullptr);
+  restore_signals();
 
   int exec_error = 0;
   const bool exec_failed = read(status_pipe[0], &exec_error, sizeof exec_error) ==
@@ -178,14 +155,7 @@ int record(const RecordOptions& options) {
     return 127;
   }
 
-  int status = 0;
-  if (WIFSIGNALED(raw)) {
-    std::fprintf(stderr, "alloclab: %s killed by signal %d (%s)\n", options.command.front().c_str(),
-                 WTERMSIG(raw), strsignal(WTERMSIG(raw)));
-    status = 128 + WTERMSIG(raw);
-  } else {
-    status = WEXITSTATUS(raw);
-  }
+  const int status = program_exit_status(raw, options.command.front());
   if (options.cuda.cuda) finish_cuda_record(options.cuda, output);
   const std::string written_as =
       options.cuda.preload() ? cpu_trace_path(options.cuda, output) : output;

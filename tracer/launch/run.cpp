@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "alloclab/launch/program_wait.hpp"
 #include "alloclab/launch/record.hpp"
 #include "alloclab/launch/record_files.hpp"
 #include "alloclab/protocol/environment.hpp"
@@ -78,11 +79,6 @@ std::vector<std::pair<std::string, std::string>> live_environment(const RunOptio
           {protocol::env_live_markers, options.markers ? "1" : "0"}};
 }
 
-volatile sig_atomic_t g_running_program = 0;
-void pass_signal_to_program(int signal) {
-  if (g_running_program > 0) kill(static_cast<pid_t>(g_running_program), signal);
-}
-
 // Without a trace: the program with the live library preloaded, waited for with its usage.
 int run_plain(const RunOptions& options, const std::string& library, const std::string& folder,
               struct rusage& usage, double& wall_seconds, long& pid) {
@@ -106,8 +102,7 @@ int run_plain(const RunOptions& options, const std::string& library, const std::
     std::vector<char*> argv;
     for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGQUIT, SIG_DFL);
+    default_signals_for_program();
     execvp(argv[0], argv.data());
     const int error = errno;
     const ssize_t ignored = write(status_pipe[1], &error, sizeof error);
@@ -116,24 +111,9 @@ int run_plain(const RunOptions& options, const std::string& library, const std::
   }
   close(status_pipe[1]);
   pid = child;
-  // As record: ^C and ^\ are the program's to handle; a SIGTERM sent to run is passed on.
-  struct sigaction ignore {
-  }, pass_on{}, old_int{}, old_quit{}, old_term{};
-  ignore.sa_handler = SIG_IGN;
-  sigaction(SIGINT, &ignore, &old_int);
-  sigaction(SIGQUIT, &ignore, &old_quit);
-  g_running_program = child;
-  pass_on.sa_handler = pass_signal_to_program;
-  sigemptyset(&pass_on.sa_mask);
-  sigaction(SIGTERM, &pass_on, &old_term);
-  int raw = 0;
-  while (wait4(child, &raw, 0, &usage) < 0 && errno == EINTR) {
-  }
+  const int raw = wait_for_program(child, usage);
   wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  g_running_program = 0;
-  sigaction(SIGTERM, &old_term, nullptr);
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGQUIT, &old_quit, nullptr);
+  restore_signals();
   int exec_error = 0;
   const bool exec_failed = read(status_pipe[0], &exec_error, sizeof exec_error) ==
                            static_cast<ssize_t>(sizeof exec_error);
@@ -143,12 +123,7 @@ int run_plain(const RunOptions& options, const std::string& library, const std::
                  strerror(exec_error));
     return 127;
   }
-  if (WIFSIGNALED(raw)) {
-    std::fprintf(stderr, "alloclab: %s killed by signal %d (%s)\n", options.command.front().c_str(),
-                 WTERMSIG(raw), strsignal(WTERMSIG(raw)));
-    return 128 + WTERMSIG(raw);
-  }
-  return WEXITSTATUS(raw);
+  return program_exit_status(raw, options.command.front());
 }
 
 std::string read_file(const std::filesystem::path& path) {

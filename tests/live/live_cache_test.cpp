@@ -12,6 +12,7 @@
 #include "alloclab/replay/sim_replay.hpp"
 #include "alloclab/strategies/upstream/host_malloc.hpp"
 #include "alloclab/strategies/upstream/limit.hpp"
+#include "alloclab/strategies/upstream/sim.hpp"
 #include "tests/split_mix.hpp"
 
 namespace alloclab::live {
@@ -178,6 +179,27 @@ TEST(LiveCache, says_no_to_the_program_and_describes_the_first_failure) {
   EXPECT_EQ(r.first_failure->reserved_bytes, std::uint64_t{3} << 20);
   cache.deallocate(a);
   cache.release();
+}
+
+// A program that holds hundreds of thousands of blocks at once (leaks, a large cache of its own):
+// every one stays found, and the counters add up. The simulated upstream's addresses are never
+// written to by allocate and deallocate.
+TEST(LiveCache, keeps_three_hundred_thousand_live_blocks_apart) {
+  SimUpstream upstream;
+  LiveCache cache("best-fit", upstream, kClock, true);
+  std::vector<void*> held;
+  for (int k = 0; k < 300'000; ++k) held.push_back(cache.allocate(4096 + 64 * (k % 50)));
+  for (void* p : held) ASSERT_TRUE(cache.owns(p));
+  std::uint64_t freed_bytes = 0;
+  for (std::size_t k = 0; k < held.size(); k += 2) {
+    cache.deallocate(held[k]);
+    freed_bytes += 4096 + 64 * (k % 50);
+  }
+  for (std::size_t k = 0; k < held.size(); ++k) ASSERT_EQ(cache.owns(held[k]), k % 2 == 1) << k;
+  const LiveReport r = cache.report();
+  EXPECT_EQ(r.requests, 300'000u);
+  EXPECT_EQ(r.upstream_allocs, 300'000u);
+  EXPECT_EQ(r.final_cached_bytes, freed_bytes);
 }
 
 TEST(LiveCache, refuses_a_strategy_whose_blocks_are_not_memory) {

@@ -453,16 +453,16 @@ class Replayer {
   }
 
   void deallocate(std::uint32_t id) {
-    const std::optional<Block> block = blocks_.take(id);
-    if (!block) return;  // its allocation failed
+    Block block;
+    if (!blocks_.take_into(id, block)) return;  // its allocation failed
     Lane& lane = lane_of(id);
-    if (options_.check_invariants) lane.live_ranges.erase(block->address);
+    if (options_.check_invariants) lane.live_ranges.erase(block.address);
     const std::uint64_t before = lane.counting->reserved_bytes();
-    lane.strategy->deallocate(*block);
+    lane.strategy->deallocate(block);
     reserved_ = reserved_ + lane.counting->reserved_bytes() - before;  // may shrink: evictions
     live_ -= trace_.alloc_size[id];
     lane.tally.live -= trace_.alloc_size[id];
-    lane.tally.allocated -= block->capacity;
+    lane.tally.allocated -= block.capacity;
   }
 
   // A failed request: the first is described, and with stop_at_first_failure the replay ends.

@@ -58,6 +58,13 @@ TEST(AddressMap, agrees_with_unordered_map_under_random_operations) {
       reference[key] = step;
     } else if (roll < 15) {
       ASSERT_EQ(map.erase(key), reference.erase(key) == 1);
+    } else if (roll < 17) {
+      std::uint64_t into = 12345;
+      const bool taken = map.take_into(key, into);
+      const auto it = reference.find(key);
+      ASSERT_EQ(taken, it != reference.end());
+      ASSERT_EQ(into, taken ? it->second : 12345u) << "untouched when absent";
+      if (taken) reference.erase(it);
     } else if (roll < 19) {
       const std::optional<std::uint64_t> taken = map.take(key);
       const auto it = reference.find(key);

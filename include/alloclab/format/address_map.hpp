@@ -112,6 +112,23 @@ class AddressMap {
     return value;
   }
 
+  // Removes `key` and moves its value into `into`; false (and `into` untouched) if it was
+  // absent. take() without the optional: a caller on a hot path that copies the optional out
+  // writes its engaged flag as a byte and reads it back as part of a wider word, which stalls.
+  bool take_into(std::uint64_t key, Value& into) {
+    if (key == 0) [[unlikely]] {
+      if (!has_zero_) return false;
+      into = std::move(zero_value_);
+      drop_zero();
+      return true;
+    }
+    const std::size_t i = index_of(key);
+    if (i == kNotFound) return false;
+    into = std::move(slots_[i].value);
+    erase_at(i);
+    return true;
+  }
+
   // Removes every entry for which drop(key, value) is true, and returns how many it removed.
   // O(slots), in place. `drop` must not use the map.
   template <class Pred>

@@ -58,6 +58,8 @@ class App {
   void menu_bar();
   void side_panel();
   void files_section();
+  void selection_section();
+  void strategy_chips(ReportDoc& report);
   void strategy_section();
   void jobs_section();
   void file_dialog();

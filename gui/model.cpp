@@ -221,6 +221,25 @@ void Model::add_report(std::shared_ptr<ReportDoc> report) {
     diff_b = current_report;
 }
 
+bool Model::remove_result(ReportDoc& report, std::size_t index) {
+  if (index >= report.results.size()) return false;
+  const auto at = [index](auto& v) {
+    if (index < v.size()) v.erase(v.begin() + static_cast<std::ptrdiff_t>(index));
+  };
+  at(report.results);
+  at(report.reserved);
+  at(report.live);
+  if (auto it = report.json.find("results");
+      it != report.json.end() && it->is_array() && index < it->size())
+    it->erase(index);
+  // A sweep names the point of each result: that entry goes with it.
+  if (auto sweep = report.json.find("sweep"); sweep != report.json.end() && sweep->is_object())
+    if (auto points = sweep->find("point_indices");
+        points != sweep->end() && points->is_array() && index < points->size())
+      points->erase(index);
+  return true;
+}
+
 void Model::add_trace(std::shared_ptr<const TraceDoc> trace) {
   for (const std::string& warning : trace->warnings) {
     std::fprintf(stderr, "alloclab gui: warning: %s\n", warning.c_str());

@@ -107,6 +107,9 @@ class Model {
   // Starts a background simulated replay of `trace` against `specs`; the report becomes current.
   void replay(std::shared_ptr<const TraceDoc> trace, std::vector<std::string> specs);
   void add_report(std::shared_ptr<ReportDoc> report);
+  // Takes strategy `index` out of `report` (its result, series and JSON entry), so that every
+  // view compares the rest; false when there is no such strategy.
+  static bool remove_result(ReportDoc& report, std::size_t index);
   // Makes `trace` current; its load warnings become messages and go to stderr, as the CLI's do.
   void add_trace(std::shared_ptr<const TraceDoc> trace);
   // Applies finished jobs' results (UI thread) and drops them. Returns true when any finished.

@@ -2,12 +2,15 @@
 // the export popup.
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
 #include "app.hpp"
+#include "chart.hpp"
+#include "summary.hpp"
 #include "ui_registry.hpp"
 
 namespace alloclab::gui {
@@ -38,12 +41,15 @@ void load_warnings(const TraceDoc& trace) {
 
 }  // namespace
 
+// Jobs and messages come right after the files: a long strategy list must not push a running
+// replay's Cancel button, or an error, out of sight.
 void App::side_panel() {
   files_section();
   ImGui::Separator();
-  strategy_section();
-  ImGui::Separator();
   jobs_section();
+  selection_section();
+  ImGui::Separator();
+  strategy_section();
 }
 
 void App::files_section() {
@@ -63,6 +69,78 @@ void App::files_section() {
       model.current_report = static_cast<int>(i);
     track_item("report:" + std::to_string(i));
   }
+}
+
+// What the selected report and trace are, and the report's strategies as chips that take a
+// strategy out of every view.
+void App::selection_section() {
+  const auto lines = [](const std::string& name, const std::vector<SummaryLine>& summary) {
+    std::string all;
+    ImGui::PushTextWrapPos(0);
+    for (const SummaryLine& line : summary) {
+      if (line.warning)
+        ImGui::TextColored(warning_color, "%s", line.text.c_str());
+      else
+        ImGui::TextUnformatted(line.text.c_str());
+      all += (all.empty() ? "" : "\n") + line.text;
+    }
+    ImGui::PopTextWrapPos();
+    track_text(name, all);
+  };
+  ReportDoc* report =
+      model.current_report >= 0 && model.current_report < static_cast<int>(model.reports.size())
+          ? model.reports[static_cast<std::size_t>(model.current_report)].get()
+          : nullptr;
+  if (report) {
+    ImGui::TextDisabled("report %s", report->name.c_str());
+    lines("panel/report", report_summary_lines(report->json));
+    strategy_chips(*report);
+  }
+  // The trace of the selected report (its summary travels in the report), else the selected
+  // trace.
+  const TraceDoc* trace = report ? report->trace.get() : model.trace();
+  const nlohmann::json* info = nullptr;
+  if (report) {
+    if (const auto it = report->json.find("trace"); it != report->json.end() && it->is_object())
+      info = &*it;
+  } else if (trace) {
+    info = &trace->summary;
+  }
+  if (!info) {
+    if (!report) ImGui::TextDisabled("open a trace or a report to see what it holds");
+    return;
+  }
+  ImGui::TextDisabled("trace %s", trace_name(*info).c_str());
+  lines("panel/trace", trace_summary_lines(*info, trace ? trace->warnings.size() : 0));
+}
+
+// One small button per strategy, laid out in rows that wrap at the panel's edge; clicking one
+// takes that strategy out of the report.
+void App::strategy_chips(ReportDoc& report) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  std::optional<std::size_t> removed;
+  // A sweep of hundreds of points would bury the panel: its points are in the sweep view.
+  constexpr std::size_t max_chips = 24;
+  const std::size_t shown = std::min(report.results.size(), max_chips);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const std::string& name = report.results[i].strategy;
+    const std::string label = name + "  x##chip" + std::to_string(i);
+    const float width = ImGui::CalcTextSize((name + "  x").c_str()).x + style.FramePadding.x * 2;
+    if (i > 0) {
+      ImGui::SameLine();
+      if (ImGui::GetCursorScreenPos().x + width > right) ImGui::NewLine();
+    }
+    ImGui::PushStyleColor(ImGuiCol_Button, series_color(static_cast<int>(i), 0.35f));
+    if (ImGui::SmallButton(label.c_str())) removed = i;
+    ImGui::PopStyleColor();
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("take %s out of this report's views", name.c_str());
+    track_item("chip:" + name);
+  }
+  if (report.results.size() > shown)
+    ImGui::TextDisabled("and %zu more", report.results.size() - shown);
+  if (removed) Model::remove_result(report, *removed);
 }
 
 void App::strategy_section() {
@@ -103,6 +181,10 @@ void App::strategy_section() {
     ImGui::TextColored(ImVec4(1, 0.55f, 0.4f, 1), "%s", spec_message_.c_str());
     ImGui::PopTextWrapPos();
   }
+  // Above the list, so that a long list never pushes it out of sight.
+  if (named_button("Run")) spec_message_ = run_replay();
+  ImGui::SameLine();
+  ImGui::TextDisabled("simulated replay of the selected trace");
   for (std::size_t i = 0; i < specs.size();) {
     ImGui::PushID(static_cast<int>(i));
     const bool remove = ImGui::SmallButton("x");
@@ -114,9 +196,6 @@ void App::strategy_section() {
     else
       ++i;
   }
-  if (named_button("Run")) spec_message_ = run_replay();
-  ImGui::SameLine();
-  ImGui::TextDisabled("simulated replay of the selected trace");
 }
 
 void App::jobs_section() {
@@ -136,6 +215,7 @@ void App::jobs_section() {
   for (std::size_t i = first; i < model.messages.size(); ++i)
     ImGui::TextColored(warning_color, "%s", model.messages[i].c_str());
   ImGui::PopTextWrapPos();
+  if (!model.jobs.empty() || !model.messages.empty()) ImGui::Separator();
 }
 
 void App::file_dialog() {

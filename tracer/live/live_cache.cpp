@@ -70,10 +70,11 @@ LiveCache::LiveCache(std::string_view spec, Upstream& upstream, Clock clock, boo
     throw std::invalid_argument(std::string(spec) +
                                 " cannot run inside a program: its blocks lie in a virtual "
                                 "address range it models, not in memory");
-  if (implicit_run) begin_run_of_strategy();
+  if (implicit_run) begin_run_of_strategy(nullptr);
 }
 
-void LiveCache::begin_run_of_strategy() {
+void LiveCache::begin_run_of_strategy(const char* label) {
+  runs_.open(label, run_totals(), live_bytes_, counting_->reserved_bytes());
   strategy_->begin_run();
   in_run_ = true;
 }
@@ -82,7 +83,20 @@ LiveCache::~LiveCache() = default;
 
 void LiveCache::after_operation() {
   peak_live_ = std::max(peak_live_, live_bytes_);
-  peak_reserved_ = std::max(peak_reserved_, counting_->reserved_bytes());
+  const std::uint64_t reserved = counting_->reserved_bytes();
+  peak_reserved_ = std::max(peak_reserved_, reserved);
+  runs_.observe(live_bytes_, reserved);
+}
+
+RunTotals LiveCache::run_totals() const {
+  const StrategyStats& stats = strategy_->stats();
+  const UpstreamCounters& up = counting_->counters();
+  return RunTotals{stats.requests + in_place_,
+                   stats.hits + in_place_,
+                   up.allocs,
+                   up.frees,
+                   stats.evictions,
+                   stats.slack_bytes + in_place_slack_};
 }
 
 void LiveCache::failed(std::size_t size) {
@@ -149,11 +163,11 @@ std::size_t LiveCache::capacity(const void* p) const {
   return static_cast<std::size_t>(table_.find(address_of(p))->capacity);
 }
 
-void LiveCache::begin_run() {
+void LiveCache::begin_run(const char* label) {
   // Runs do not nest: a run_begin inside a run ends that run first.
-  if (in_run_) strategy_->end_run();
-  begin_run_of_strategy();
-  ++runs_;
+  if (in_run_) end_run();
+  begin_run_of_strategy(label);
+  ++run_markers_;
   after_operation();
 }
 
@@ -162,6 +176,7 @@ void LiveCache::end_run() {
   strategy_->end_run();
   in_run_ = false;
   after_operation();
+  runs_.close(run_totals());
 }
 
 LiveReport LiveCache::report() const {
@@ -179,7 +194,9 @@ LiveReport LiveCache::report() const {
   r.final_cached_bytes = stats.cached_bytes;
   r.slack_bytes = stats.slack_bytes + in_place_slack_;
   r.in_place_reallocs = in_place_;
-  r.runs = runs_;
+  r.runs = run_markers_;
+  r.run_metrics = runs_.listed(run_totals());
+  r.runs_not_listed = runs_.not_listed();
   // What a tick is worth, over the whole run so far.
   const std::uint64_t ticks = clock_.ticks() - start_ticks_;
   const std::uint64_t ns = clock_.ns() - start_ns_;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "alloclab/replay/latency.hpp"
+#include "alloclab/replay/metrics.hpp"
 
 namespace alloclab::live {
 
@@ -76,6 +77,10 @@ struct LiveReport {
   std::uint64_t in_place_reallocs = 0;
   // Run markers the program set.
   std::uint64_t runs = 0;
+  // Each run's counters, as a replay's (RunMetrics), in order: the first LiveRuns::kMaxListed,
+  // then only the count of the others.
+  std::vector<RunMetrics> run_metrics;
+  std::uint64_t runs_not_listed = 0;
   // A device's report only: the most memory in use on the device (total - free, every
   // process's) seen right after one of the strategy's upstream allocations.
   std::uint64_t peak_device_bytes = 0;

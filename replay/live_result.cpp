@@ -36,6 +36,8 @@ StrategyResult live_result(const live::LiveReport& report) {
   if (report.first_failure) {
     const live::LiveFailure& f = *report.first_failure;
     FirstFailure out;
+    out.op_index = f.op_index;
+    out.time_ns = f.time_ns;
     out.since_start_ns = f.since_start_ns;
     out.requested_bytes = f.requested_bytes;
     out.live_bytes = f.live_bytes;

@@ -229,6 +229,46 @@ TEST(LiveCache, keeps_a_block_a_realloc_fits_in_and_moves_one_it_outgrows) {
   cache.release();
 }
 
+// The failure's operation index is the replay's: the index, in the replay of the trace of the
+// same calls, of the operation that follows the failed request (which has no event there), and
+// its time is the clock a trace's events are stamped with.
+TEST(LiveCache, numbers_the_first_failure_as_the_replay_of_its_trace_numbers_operations) {
+  for (const bool implicit_run : {true, false}) {
+    SCOPED_TRACE(implicit_run);
+    HostMallocUpstream host;
+    LimitUpstream upstream(host, 64 << 20);
+    Workload w("exact", upstream, implicit_run);
+    test::SplitMix random{5};
+    // Markers only where the cache expects them (`run --markers`), as the replay does.
+    for (int run = 0; run < 7; ++run) {
+      if (!implicit_run) w.run_marker(true);
+      for (int k = 0; k < 9; ++k) w.allocate(static_cast<std::size_t>((1 + random.below(4)) << 16));
+      void* kept = w.cache.reallocate(w.held.back(), 4096);  // in place: a free and an alloc
+      ASSERT_EQ(kept, w.held.back());
+      Event freed = event_of(Op::free, reinterpret_cast<std::uintptr_t>(kept), 0);
+      Event again = event_of(Op::alloc, reinterpret_cast<std::uintptr_t>(kept), 4096);
+      again.realloc_in_place = true;
+      w.trace.push_back(freed);
+      w.trace.push_back(again);
+      while (w.held.size() > 2) w.free_at(0);
+      if (!implicit_run && run != 3) w.run_marker(false);
+    }
+    const std::uint64_t before = g_now;
+    EXPECT_EQ(w.cache.allocate(std::size_t{1} << 30), nullptr);  // over the limit
+    const std::uint64_t after = g_now;
+    const ResolvedTrace resolved = resolve(w.trace);
+    w.allocate(1 << 16);  // the operation that follows it
+    const LiveReport r = w.cache.report();
+    ASSERT_TRUE(r.first_failure);
+    EXPECT_EQ(r.first_failure->op_index, resolved.ops.size());
+    EXPECT_GT(r.first_failure->op_index, 100u);
+    EXPECT_GT(r.first_failure->time_ns, before);
+    EXPECT_LE(r.first_failure->time_ns, after);
+    while (!w.held.empty()) w.free_at(0);
+    w.cache.release();
+  }
+}
+
 TEST(LiveCache, says_no_to_the_program_and_describes_the_first_failure) {
   HostMallocUpstream host;
   LimitUpstream upstream(host, 4 << 20);

@@ -34,7 +34,7 @@ LiveReport sample() {
   r.latency["strategy_allocate"] = h.raw();
   r.latency["upstream_deallocate"] = LiveHistogram().raw();
   r.strategy_counters["num_ooms"] = 1;
-  r.first_failure = LiveFailure{1 << 30, 5000, 100, 200, 300};
+  r.first_failure = LiveFailure{1 << 30, 5000, 100, 200, 300, 77, 123456789};
   // Labels are any bytes: spaces, '%', a line break, UTF-8, none.
   r.run_metrics.push_back(RunMetrics{"forward 1", 5, 3, 2, 0, 0, 1 << 20, 2 << 20, 64});
   r.run_metrics.push_back(RunMetrics{"100% a\nb\tc \xc3\xa9", 4, 4, 0, 1, 1, 7, 8, 0});
@@ -80,6 +80,8 @@ TEST(LiveReport, becomes_a_result_with_the_same_counters_and_latencies) {
   EXPECT_FALSE(result.latency.count("upstream_deallocate"));  // nothing timed
   ASSERT_TRUE(result.first_failure);
   EXPECT_EQ(result.first_failure->requested_bytes, 1u << 30);
+  EXPECT_EQ(result.first_failure->op_index, 77u);
+  EXPECT_EQ(result.first_failure->time_ns, 123456789u);
   EXPECT_EQ(result.strategy_counters.at("num_ooms"), 1u);
   EXPECT_EQ(result.runs, sample().run_metrics);
   EXPECT_EQ(result.runs_not_listed, std::optional<std::uint64_t>(3));

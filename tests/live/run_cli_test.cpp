@@ -10,6 +10,8 @@
 #include <set>
 #include <string>
 
+#include "alloclab/format/load.hpp"
+#include "alloclab/format/units.hpp"
 #include "alloclab/live/live_runs.hpp"
 #include "tests/cli/cli_test_util.hpp"
 #include "tests/preload/sanitizer_skips.hpp"
@@ -204,6 +206,28 @@ TEST_F(RunCli, the_replay_of_a_runs_trace_gives_its_live_counters_run_by_run) {
     for (std::size_t k = 0; k < 100; ++k) distinct.insert(a["runs"][k].dump());
     EXPECT_GT(distinct.size(), 10u);
   }
+}
+
+// A failure numbered as the replay numbers the operations of the run's trace: the failed request
+// has no event there (the program got no block), so its index is that of the operation after it,
+// and its time lies between the events around it.
+TEST_F(RunCli, numbers_a_live_failure_as_the_replay_of_its_trace_numbers_operations) {
+  const std::string trace = path("enomem.alt"), live = path("live.json");
+  const auto r = run_cli("run -s exact --record " + trace + " --json " + live + " -- " +
+                         subject("enomem-after-churn"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json failure = read_json(live)["results"][0]["first_failure"];
+  ResolveOptions options;
+  options.min_size = 128 * 1024;
+  const ResolvedTrace ops = load_resolved(trace, std::nullopt, options).resolved;
+  // After the failure: one malloc and its free.
+  const std::uint64_t next = ops.ops.size() - 2;
+  EXPECT_EQ(failure["op_index"], next);
+  EXPECT_GT(next, 50u);
+  EXPECT_GT(failure["time_ns"].get<std::uint64_t>(), ops.op_time_ns[next - 1]);
+  EXPECT_LT(failure["time_ns"].get<std::uint64_t>(), ops.op_time_ns[next]);
+  // The terminal says it too.
+  EXPECT_NE(r.output.find("at operation " + grouped(next)), std::string::npos) << r.output;
 }
 
 TEST_F(RunCli, says_a_killed_program_left_no_report) {

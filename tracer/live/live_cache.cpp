@@ -70,7 +70,10 @@ LiveCache::LiveCache(std::string_view spec, Upstream& upstream, Clock clock, boo
     throw std::invalid_argument(std::string(spec) +
                                 " cannot run inside a program: its blocks lie in a virtual "
                                 "address range it models, not in memory");
-  if (implicit_run) begin_run_of_strategy(nullptr);
+  if (implicit_run) {
+    ops_ = 1;  // the replay's run_begin before a trace without markers
+    begin_run_of_strategy(nullptr);
+  }
 }
 
 void LiveCache::begin_run_of_strategy(const char* label) {
@@ -100,9 +103,10 @@ RunTotals LiveCache::run_totals() const {
 }
 
 void LiveCache::failed(std::size_t size) {
-  if (!first_failure_)
-    first_failure_ = LiveFailure{size, clock_.ns() - start_ns_, live_bytes_, allocated_bytes_,
-                                 counting_->reserved_bytes()};
+  if (first_failure_) return;
+  const std::uint64_t now = clock_.ns();
+  first_failure_ = LiveFailure{
+      size, now - start_ns_, live_bytes_, allocated_bytes_, counting_->reserved_bytes(), ops_, now};
 }
 
 void* LiveCache::allocate(std::size_t size, std::uint64_t stream) {
@@ -120,6 +124,7 @@ void* LiveCache::allocate(std::size_t size, std::uint64_t stream) {
   table_.insert_or_assign(real, HandedOut{block->address, block->capacity, size});
   live_bytes_ += size;
   allocated_bytes_ += block->capacity;
+  ++ops_;
   after_operation();
   return reinterpret_cast<void*>(static_cast<std::uintptr_t>(real));
 }
@@ -136,6 +141,7 @@ void LiveCache::deallocate(void* p) {
   if (timed) strategy_deallocate_.record(clock_.ticks() - start, kTimedOneIn);
   live_bytes_ -= entry.requested;
   allocated_bytes_ -= entry.capacity;
+  ++ops_;
   after_operation();
 }
 
@@ -147,6 +153,7 @@ void* LiveCache::reallocate(void* p, std::size_t size) {
     entry.requested = size;
     ++in_place_;
     in_place_slack_ += entry.capacity - size;
+    ops_ += 2;
     after_operation();
     return p;
   }
@@ -168,6 +175,7 @@ void LiveCache::begin_run(const char* label) {
   if (in_run_) end_run();
   begin_run_of_strategy(label);
   ++run_markers_;
+  ++ops_;
   after_operation();
 }
 
@@ -175,6 +183,7 @@ void LiveCache::end_run() {
   if (!in_run_) return;  // outside any run: ignored
   strategy_->end_run();
   in_run_ = false;
+  ++ops_;
   after_operation();
   runs_.close(run_totals());
 }

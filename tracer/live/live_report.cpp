@@ -46,6 +46,8 @@ constexpr FailureField kFailure[] = {
     {"live_bytes", &LiveFailure::live_bytes},
     {"allocated_bytes", &LiveFailure::allocated_bytes},
     {"reserved_bytes", &LiveFailure::reserved_bytes},
+    {"op_index", &LiveFailure::op_index},
+    {"time_ns", &LiveFailure::time_ns},
 };
 
 // A run's counters in the order of its line, the label last.

@@ -118,6 +118,11 @@ class LiveCache {
   std::uint64_t in_place_ = 0;
   std::uint64_t in_place_slack_ = 0;
   std::uint64_t run_markers_ = 0;
+  // The strategy's operations so far, as the replay of the run's trace numbers them: an alloc,
+  // a free, a run_begin or run_end it replays (the placeholder run_begin of a trace without
+  // markers included), an in-place realloc as its free and its alloc. A failed request is not
+  // one: its trace has no event for it.
+  std::uint64_t ops_ = 0;
   LiveRuns runs_;
   LiveHistogram strategy_allocate_, strategy_deallocate_, upstream_allocate_, upstream_deallocate_;
   std::optional<LiveFailure> first_failure_;

@@ -52,6 +52,12 @@ struct LiveFailure {
   std::uint64_t live_bytes = 0;
   std::uint64_t allocated_bytes = 0;
   std::uint64_t reserved_bytes = 0;
+  // The strategy's operations before it, numbered as the replay of the run's trace (`run
+  // --record`, the same minimum size) numbers its operations: a failed request has no event
+  // there, so this is the index of the operation that follows it. A device's cache numbers its
+  // own operations.
+  std::uint64_t op_index = 0;
+  std::uint64_t time_ns = 0;  // CLOCK_MONOTONIC, the clock of a trace's event times
   bool operator==(const LiveFailure&) const = default;
 };
 

@@ -143,6 +143,17 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (strcmp(mode, "steps") == 0) return steps(argc > 2 ? atoi(argv[2]) : 100);
+  if (strcmp(mode, "enomem-after-churn") == 0) {
+    /* A failure after some work, with a pause on each side of it, then one more block. */
+    if (churn(50) != 0) return 1;
+    usleep(20000);
+    errno = 0;
+    void* p = malloc((size_t)1 << 60);
+    if (p != NULL || errno != ENOMEM) return 1;
+    usleep(20000);
+    free(malloc(kBig));
+    return 0;
+  }
   if (strcmp(mode, "enomem") == 0) {
     /* Bigger than any machine: the strategy's upstream fails, and the program sees it. */
     errno = 0;

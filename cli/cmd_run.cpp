@@ -11,6 +11,7 @@
 #include "alloclab/format/output_files.hpp"
 #include "alloclab/launch/record_files.hpp"
 #include "alloclab/launch/run.hpp"
+#include "alloclab/replay/first_failure.hpp"
 #include "alloclab/replay/live_result.hpp"
 #include "alloclab/replay/report.hpp"
 #include "alloclab/replay/report_table.hpp"
@@ -98,6 +99,7 @@ void run_live(RunCommand& cmd) {
     for (StrategyResult& r : shown)
       if (!r.device.empty()) r.strategy += " [" + r.device + "]";
     print(results_table_text(shown));
+    print(first_failures_text(shown));
   }
   print(program_line(program_json(options, outcome)) + "\n");
   char line[256];

@@ -27,6 +27,8 @@ StrategyResult live_result(const live::LiveReport& report) {
     if (h.count() > 0) r.latency[name] = h.summary();
   }
   r.strategy_counters = report.strategy_counters;
+  r.runs = report.run_metrics;
+  if (report.runs_not_listed > 0) r.runs_not_listed = report.runs_not_listed;
   if (!report.device.empty()) {
     r.device = report.device;
     r.peak_device_bytes = report.peak_device_bytes;
@@ -34,6 +36,8 @@ StrategyResult live_result(const live::LiveReport& report) {
   if (report.first_failure) {
     const live::LiveFailure& f = *report.first_failure;
     FirstFailure out;
+    out.op_index = f.op_index;
+    out.time_ns = f.time_ns;
     out.since_start_ns = f.since_start_ns;
     out.requested_bytes = f.requested_bytes;
     out.live_bytes = f.live_bytes;

@@ -136,6 +136,7 @@ nlohmann::json result_json(const StrategyResult& r, bool with_runs) {
   if (r.fidelity) out["fidelity"] = fidelity_json(*r.fidelity);
   if (!r.device.empty()) out["device"] = r.device;
   if (r.peak_device_bytes) out["peak_device_bytes"] = *r.peak_device_bytes;
+  if (r.runs_not_listed) out["runs_not_listed"] = *r.runs_not_listed;
   return out;
 }
 
@@ -313,6 +314,7 @@ StrategyResult result_from_json(const nlohmann::json& j, const std::string& sour
   }
   if (j.contains("peak_device_bytes"))
     r.peak_device_bytes = read_u64(j, "peak_device_bytes", source);
+  if (j.contains("runs_not_listed")) r.runs_not_listed = read_u64(j, "runs_not_listed", source);
   if (j.contains("fidelity"))
     r.fidelity = fidelity_from_json(j["fidelity"], source + ", strategy '" + r.strategy + "'");
   return r;

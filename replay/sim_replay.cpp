@@ -15,6 +15,7 @@
 #include "alloclab/replay/cost_model.hpp"
 #include "alloclab/replay/parallel.hpp"
 #include "alloclab/replay/replay_cursor.hpp"
+#include "alloclab/replay/run_tally.hpp"
 #include "alloclab/replay/timing.hpp"
 #include "alloclab/strategies/registry.hpp"
 #include "alloclab/strategies/upstream/counting.hpp"
@@ -253,8 +254,7 @@ class Replayer {
     peak_live_ = std::max(peak_live_, live_);
     peak_reserved_ = std::max(peak_reserved_, reserved_);
     if (in_run_) {
-      run_.peak_live_bytes = std::max(run_.peak_live_bytes, live_);
-      run_.peak_reserved_bytes = std::max(run_.peak_reserved_bytes, reserved_);
+      run_.observe(live_, reserved_);
       if (op.op == ReplayOp::run_end) close_run();
     }
     series_.add(k, trace_.op_time_ns[k], live_, reserved_);
@@ -531,24 +531,19 @@ class Replayer {
     return t;
   }
 
+  RunTotals run_totals() const {
+    const Totals t = totals();
+    return RunTotals{t.requests, t.hits, t.upstream_allocs, t.upstream_frees, t.evictions, t.slack};
+  }
+
   void open_run(std::uint32_t index) {
-    run_ = RunMetrics{};
-    run_.label = index < trace_.runs.size() ? trace_.runs[index].label : std::string();
-    run_.peak_live_bytes = live_;
-    run_.peak_reserved_bytes = reserved_;
-    run_start_ = totals();
+    run_.open(index < trace_.runs.size() ? trace_.runs[index].label : std::string(), run_totals(),
+              live_, reserved_);
     in_run_ = true;
   }
 
   void close_run() {
-    const Totals now = totals();
-    run_.requests = now.requests - run_start_.requests;
-    run_.hits = now.hits - run_start_.hits;
-    run_.upstream_allocs = now.upstream_allocs - run_start_.upstream_allocs;
-    run_.upstream_frees = now.upstream_frees - run_start_.upstream_frees;
-    run_.evictions = now.evictions - run_start_.evictions;
-    run_.slack_bytes = now.slack - run_start_.slack;
-    result_.runs.push_back(std::move(run_));
+    result_.runs.push_back(run_.close(run_totals()));
     in_run_ = false;
   }
 
@@ -609,8 +604,7 @@ class Replayer {
   std::uint64_t live_ = 0, reserved_ = 0, peak_live_ = 0, peak_reserved_ = 0;
   std::size_t position_ = 0;  // operations replayed by advance_to
   bool in_run_ = false;
-  RunMetrics run_;
-  Totals run_start_;
+  RunTally run_;
   Totals warm_;  // what holding the start state counted, taken off every counter
   std::uint64_t in_place_hits_ = 0, in_place_slack_ = 0;  // reallocate_in_place's, all lanes
   SeriesBuilder series_;

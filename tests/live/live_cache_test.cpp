@@ -57,12 +57,21 @@ struct Workload {
     trace.push_back(event_of(Op::free, reinterpret_cast<std::uintptr_t>(p), 0));
     cache.deallocate(p);
   }
-  void run_marker(bool begin) {
+  // A realloc that moves, recorded as the recorder orders it: alloc(new), then free(old).
+  void reallocate_moved(std::size_t k, std::size_t size) {
+    void* p = cache.reallocate(held[k], size);
+    ASSERT_NE(p, nullptr);
+    ASSERT_NE(p, held[k]);
+    trace.push_back(event_of(Op::alloc, reinterpret_cast<std::uintptr_t>(p), size));
+    trace.push_back(event_of(Op::free, reinterpret_cast<std::uintptr_t>(held[k]), 0));
+    held[k] = p;
+  }
+  void run_marker(bool begin, const std::string& label = "step") {
     Event e = event_of(begin ? Op::run_begin : Op::run_end, 0, 0);
-    if (begin) e.label = "step";
+    if (begin) e.label = label;
     trace.push_back(e);
     if (begin)
-      cache.begin_run();
+      cache.begin_run(label.c_str());
     else
       cache.end_run();
   }
@@ -109,6 +118,9 @@ TEST(LiveCache, counts_what_a_replay_of_the_same_operations_counts_for_every_bui
       EXPECT_GT(live.hits, 0u) << spec;
     }
     expect_same_counters(live, replayed.result.metrics, spec);
+    // Without markers: one run, the whole program, as the replay's implicit run.
+    ASSERT_EQ(live.run_metrics.size(), 1u) << spec;
+    EXPECT_EQ(live.run_metrics, replayed.result.runs) << spec;
   }
 }
 
@@ -120,17 +132,72 @@ TEST(LiveCache, counts_runs_from_markers_as_a_replay_of_a_trace_with_markers) {
     w.allocate(1 << 20);  // before the first marker: outside any run
     w.free_at(0);
     for (int run = 0; run < 200; ++run) {
-      w.run_marker(true);
+      w.run_marker(true, "step " + std::to_string(run));
       for (int k = 0; k < 20; ++k)
         w.allocate(static_cast<std::size_t>((1 + random.below(8)) << 16));
-      while (!w.held.empty()) w.free_at(static_cast<std::size_t>(random.below(w.held.size())));
+      if (run % 4 == 0) w.reallocate_moved(0, 20 << 16);  // bigger than any: it moves
+      // Some blocks outlive their run: a run's peaks start from what is live at its begin.
+      const std::size_t keep = run % 3 == 0 ? 4 : 0;
+      while (w.held.size() > keep) w.free_at(static_cast<std::size_t>(random.below(w.held.size())));
       if (run % 50 != 7) w.run_marker(false);  // sometimes a run_begin ends the run instead
     }
+    while (!w.held.empty()) w.free_at(w.held.size() - 1);  // the last run never ends
     const LiveReport live = w.cache.report();
     w.cache.release();
     const ReplayOutcome replayed = replay_sim(resolve(w.trace), spec);
     expect_same_counters(live, replayed.result.metrics, spec);
+    // Each run's counters too, label included.
+    ASSERT_EQ(live.run_metrics.size(), 200u) << spec;
+    EXPECT_EQ(live.run_metrics, replayed.result.runs) << spec;
+    EXPECT_EQ(live.run_metrics[17].label, "step 17");
+    EXPECT_EQ(live.runs_not_listed, 0u);
   }
+}
+
+// A program that marks a run per step for a long time: the first LiveRuns::kMaxListed runs are
+// listed, as a replay lists them, and the others only counted, so that neither the program's
+// memory nor its report grows with them.
+TEST(LiveCache, lists_the_first_runs_of_a_million_and_counts_the_rest) {
+  SimUpstream upstream;
+  LiveCache cache("per-run-pool", upstream, kClock, false);
+  constexpr std::uint64_t kRuns = 1'000'000;
+  for (std::uint64_t run = 0; run < kRuns; ++run) {
+    const std::string label = "step " + std::to_string(run);
+    cache.begin_run(label.c_str());
+    void* p = cache.allocate(1 << 20);
+    cache.deallocate(p);
+    if (run + 1 < kRuns) cache.end_run();  // the last one is still open at the end
+  }
+  const LiveReport r = cache.report();
+  EXPECT_EQ(r.runs, kRuns);
+  ASSERT_EQ(r.run_metrics.size(), LiveRuns::kMaxListed);
+  EXPECT_EQ(r.runs_not_listed, kRuns - LiveRuns::kMaxListed);
+  const RunMetrics& last = r.run_metrics.back();
+  EXPECT_EQ(last.label, "step " + std::to_string(LiveRuns::kMaxListed - 1));
+  EXPECT_EQ(last.requests, 1u);
+  EXPECT_EQ(last.evictions, 1u);  // per-run-pool: its pool goes back at the run's end
+  // The report stays small: about a line per listed run.
+  EXPECT_LT(to_text(r).size(), LiveRuns::kMaxListed * 80);
+  EXPECT_EQ(parse_live_report(to_text(r), "report"), r);
+  cache.release();
+}
+
+// A run label is kept as the recorder keeps it: its first 63 bytes, cut before a UTF-8
+// character rather than inside one.
+TEST(LiveCache, keeps_a_run_label_as_the_recorder_keeps_it) {
+  SimUpstream upstream;
+  LiveCache cache("exact", upstream, kClock, false);
+  std::string label(62, 'a');
+  label += "\xc3\xa9 more";  // a two-byte character at bytes 62 and 63
+  cache.begin_run(label.c_str());
+  cache.end_run();
+  cache.begin_run(nullptr);
+  cache.end_run();
+  const LiveReport r = cache.report();
+  ASSERT_EQ(r.run_metrics.size(), 2u);
+  EXPECT_EQ(r.run_metrics[0].label, std::string(62, 'a'));
+  EXPECT_EQ(r.run_metrics[1].label, "");
+  cache.release();
 }
 
 TEST(LiveCache, keeps_a_block_a_realloc_fits_in_and_moves_one_it_outgrows) {
@@ -160,6 +227,46 @@ TEST(LiveCache, keeps_a_block_a_realloc_fits_in_and_moves_one_it_outgrows) {
   EXPECT_EQ(r.peak_live_bytes, (std::uint64_t{1} << 19) + (std::uint64_t{3} << 20));
   cache.deallocate(q);
   cache.release();
+}
+
+// The failure's operation index is the replay's: the index, in the replay of the trace of the
+// same calls, of the operation that follows the failed request (which has no event there), and
+// its time is the clock a trace's events are stamped with.
+TEST(LiveCache, numbers_the_first_failure_as_the_replay_of_its_trace_numbers_operations) {
+  for (const bool implicit_run : {true, false}) {
+    SCOPED_TRACE(implicit_run);
+    HostMallocUpstream host;
+    LimitUpstream upstream(host, 64 << 20);
+    Workload w("exact", upstream, implicit_run);
+    test::SplitMix random{5};
+    // Markers only where the cache expects them (`run --markers`), as the replay does.
+    for (int run = 0; run < 7; ++run) {
+      if (!implicit_run) w.run_marker(true);
+      for (int k = 0; k < 9; ++k) w.allocate(static_cast<std::size_t>((1 + random.below(4)) << 16));
+      void* kept = w.cache.reallocate(w.held.back(), 4096);  // in place: a free and an alloc
+      ASSERT_EQ(kept, w.held.back());
+      Event freed = event_of(Op::free, reinterpret_cast<std::uintptr_t>(kept), 0);
+      Event again = event_of(Op::alloc, reinterpret_cast<std::uintptr_t>(kept), 4096);
+      again.realloc_in_place = true;
+      w.trace.push_back(freed);
+      w.trace.push_back(again);
+      while (w.held.size() > 2) w.free_at(0);
+      if (!implicit_run && run != 3) w.run_marker(false);
+    }
+    const std::uint64_t before = g_now;
+    EXPECT_EQ(w.cache.allocate(std::size_t{1} << 30), nullptr);  // over the limit
+    const std::uint64_t after = g_now;
+    const ResolvedTrace resolved = resolve(w.trace);
+    w.allocate(1 << 16);  // the operation that follows it
+    const LiveReport r = w.cache.report();
+    ASSERT_TRUE(r.first_failure);
+    EXPECT_EQ(r.first_failure->op_index, resolved.ops.size());
+    EXPECT_GT(r.first_failure->op_index, 100u);
+    EXPECT_GT(r.first_failure->time_ns, before);
+    EXPECT_LE(r.first_failure->time_ns, after);
+    while (!w.held.empty()) w.free_at(0);
+    w.cache.release();
+  }
 }
 
 TEST(LiveCache, says_no_to_the_program_and_describes_the_first_failure) {

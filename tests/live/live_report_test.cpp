@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "alloclab/live/live_runs.hpp"
 #include "alloclab/replay/live_result.hpp"
 
 namespace alloclab::live {
@@ -33,7 +34,12 @@ LiveReport sample() {
   r.latency["strategy_allocate"] = h.raw();
   r.latency["upstream_deallocate"] = LiveHistogram().raw();
   r.strategy_counters["num_ooms"] = 1;
-  r.first_failure = LiveFailure{1 << 30, 5000, 100, 200, 300};
+  r.first_failure = LiveFailure{1 << 30, 5000, 100, 200, 300, 77, 123456789};
+  // Labels are any bytes: spaces, '%', a line break, UTF-8, none.
+  r.run_metrics.push_back(RunMetrics{"forward 1", 5, 3, 2, 0, 0, 1 << 20, 2 << 20, 64});
+  r.run_metrics.push_back(RunMetrics{"100% a\nb\tc \xc3\xa9", 4, 4, 0, 1, 1, 7, 8, 0});
+  r.run_metrics.push_back(RunMetrics{"", 1, 0, 1, 1, 0, 9, 9, 0});
+  r.runs_not_listed = 3;
   return r;
 }
 
@@ -74,7 +80,23 @@ TEST(LiveReport, becomes_a_result_with_the_same_counters_and_latencies) {
   EXPECT_FALSE(result.latency.count("upstream_deallocate"));  // nothing timed
   ASSERT_TRUE(result.first_failure);
   EXPECT_EQ(result.first_failure->requested_bytes, 1u << 30);
+  EXPECT_EQ(result.first_failure->op_index, 77u);
+  EXPECT_EQ(result.first_failure->time_ns, 123456789u);
   EXPECT_EQ(result.strategy_counters.at("num_ooms"), 1u);
+  EXPECT_EQ(result.runs, sample().run_metrics);
+  EXPECT_EQ(result.runs_not_listed, std::optional<std::uint64_t>(3));
+  LiveReport all_listed = sample();
+  all_listed.runs_not_listed = 0;
+  EXPECT_FALSE(live_result(all_listed).runs_not_listed.has_value());
+}
+
+TEST(LiveReport, writes_each_run_on_a_line_of_its_own) {
+  const std::string text = to_text(sample());
+  EXPECT_NE(text.find("\nrun 5 3 2 0 0 1048576 2097152 64 forward%201\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nrun 4 4 0 1 1 7 8 0 100%25%20a%0Ab%09c%20\xc3\xa9\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nrun 1 0 1 1 0 9 9 0\n"), std::string::npos) << text;
 }
 
 void expect_refused(const std::string& text, const std::string& says) {
@@ -99,6 +121,13 @@ TEST(LiveReport, refuses_damaged_reports_naming_the_file_and_line) {
   expect_refused("alloclab-live 1\nlatency x 0 0 0\nbucket x 99999999 1\nend\n", "out of range");
   expect_refused("alloclab-live 1\ncounter requests 1 2\nend\n", "end of the line");
   expect_refused("alloclab-live 1\nwhat 1\nend\n", "unknown line");
+  expect_refused("alloclab-live 1\nrun 1 1 0 0 0 1 1\nend\n", "a field is missing");
+  expect_refused("alloclab-live 1\nrun 1 1 0 0 0 1 1 0 a%2\nend\n", "bad escape");
+  expect_refused("alloclab-live 1\nrun 1 1 0 0 0 1 1 0 a%zz\nend\n", "bad escape");
+  expect_refused("alloclab-live 1\nrun 1 1 0 0 0 1 1 0 a b\nend\n", "end of the line");
+  std::string too_many = "alloclab-live 1\n";
+  for (std::size_t k = 0; k <= LiveRuns::kMaxListed; ++k) too_many += "run 0 0 0 0 0 0 0 0\n";
+  expect_refused(too_many + "end\n", "more runs than a report lists");
 }
 
 }  // namespace

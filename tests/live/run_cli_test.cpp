@@ -7,8 +7,12 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
+#include "alloclab/format/load.hpp"
+#include "alloclab/format/units.hpp"
+#include "alloclab/live/live_runs.hpp"
 #include "tests/cli/cli_test_util.hpp"
 #include "tests/preload/sanitizer_skips.hpp"
 
@@ -167,6 +171,63 @@ TEST_F(RunCli, the_replay_of_a_runs_trace_gives_its_live_counters_for_every_buil
     // The run did take reallocs in place: the trace says so, and the replay kept them.
     EXPECT_GT(a["hits"].get<int>(), 0);
   }
+}
+
+// The same property run by run: a program that marks its runs, run with --markers and recorded;
+// the replay of its trace gives each run's live counters, label included. Twelve thousand runs:
+// the live report lists the first LiveRuns::kMaxListed (the replay lists them all) and counts
+// the others.
+TEST_F(RunCli, the_replay_of_a_runs_trace_gives_its_live_counters_run_by_run) {
+  constexpr std::size_t kRuns = 12'000;
+  for (const char* spec : {"per-run-pool", "rten", "exact"}) {
+    SCOPED_TRACE(spec);
+    const std::string trace = path("steps.alt"), live = path("live.json"),
+                      replayed = path("replayed.json");
+    auto r = run_cli(std::string("run -f --markers -s ") + spec + " --record " + trace +
+                     " --json " + live + " -- " + subject("steps " + std::to_string(kRuns)));
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = run_cli("replay " + trace + " -s " + spec + " --min-size 128KiB -f --json " + replayed);
+    ASSERT_EQ(r.status, 0) << r.output;
+    const nlohmann::json a = read_json(live)["results"][0];
+    const nlohmann::json b = read_json(replayed)["results"][0];
+    for (const char* key :
+         {"requests", "hits", "upstream_allocs", "upstream_frees", "evictions", "peak_live_bytes",
+          "peak_reserved_bytes", "final_cached_bytes", "slack_bytes"})
+      EXPECT_EQ(a[key], b[key]) << key;
+    ASSERT_EQ(b["runs"].size(), kRuns);
+    ASSERT_EQ(a["runs"].size(), live::LiveRuns::kMaxListed);
+    EXPECT_EQ(a["runs_not_listed"], kRuns - live::LiveRuns::kMaxListed);
+    EXPECT_FALSE(b.contains("runs_not_listed"));
+    for (std::size_t k = 0; k < live::LiveRuns::kMaxListed; ++k)
+      ASSERT_EQ(a["runs"][k], b["runs"][k]) << "run " << k;
+    EXPECT_EQ(a["runs"][1234]["label"], "step 1234");
+    // The runs differ from one another, so the equality says something.
+    std::set<std::string> distinct;
+    for (std::size_t k = 0; k < 100; ++k) distinct.insert(a["runs"][k].dump());
+    EXPECT_GT(distinct.size(), 10u);
+  }
+}
+
+// A failure numbered as the replay numbers the operations of the run's trace: the failed request
+// has no event there (the program got no block), so its index is that of the operation after it,
+// and its time lies between the events around it.
+TEST_F(RunCli, numbers_a_live_failure_as_the_replay_of_its_trace_numbers_operations) {
+  const std::string trace = path("enomem.alt"), live = path("live.json");
+  const auto r = run_cli("run -s exact --record " + trace + " --json " + live + " -- " +
+                         subject("enomem-after-churn"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json failure = read_json(live)["results"][0]["first_failure"];
+  ResolveOptions options;
+  options.min_size = 128 * 1024;
+  const ResolvedTrace ops = load_resolved(trace, std::nullopt, options).resolved;
+  // After the failure: one malloc and its free.
+  const std::uint64_t next = ops.ops.size() - 2;
+  EXPECT_EQ(failure["op_index"], next);
+  EXPECT_GT(next, 50u);
+  EXPECT_GT(failure["time_ns"].get<std::uint64_t>(), ops.op_time_ns[next - 1]);
+  EXPECT_LT(failure["time_ns"].get<std::uint64_t>(), ops.op_time_ns[next]);
+  // The terminal says it too.
+  EXPECT_NE(r.output.find("at operation " + grouped(next)), std::string::npos) << r.output;
 }
 
 TEST_F(RunCli, says_a_killed_program_left_no_report) {

@@ -276,12 +276,12 @@ ALLOCLAB_LIVE_EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
 }
 
 // The run markers, passed on by liballoclab_live.so (preloaded before this library).
-ALLOCLAB_LIVE_EXPORT void alloclab_preload_run_begin(const char*) {
+ALLOCLAB_LIVE_EXPORT void alloclab_preload_run_begin(const char* label) {
   Inside inside;
   const Settings& s = settings();
   if (!s.on) return;
-  s.runtime->begin_run();
-  s.driver->begin_run();
+  s.runtime->begin_run(label);
+  s.driver->begin_run(label);
 }
 
 ALLOCLAB_LIVE_EXPORT void alloclab_preload_run_end(void) {

@@ -76,7 +76,7 @@ int DeviceCaches::allocate(int device, std::size_t bytes, std::uint64_t stream, 
   if (!slot) {
     slot = std::make_unique<Device>(spec_, calls_, clock_, implicit_run_);
     // A cache made inside a marked run is inside it, as the others are.
-    if (!implicit_run_ && in_marked_run_) slot->cache.begin_run();
+    if (!implicit_run_ && in_marked_run_) slot->cache.begin_run(run_label_.c_str());
   }
   slot->upstream.take_last_error();
   void* p = slot->cache.allocate(rounded, stream);
@@ -105,11 +105,12 @@ bool DeviceCaches::owns(const void* p) const {
   return false;
 }
 
-void DeviceCaches::begin_run() {
+void DeviceCaches::begin_run(const char* label) {
   const std::lock_guard<std::mutex> lock(mutex_);
   in_marked_run_ = true;
+  run_label_.assign(label != nullptr ? label : "");
   for (const std::unique_ptr<Device>& device : devices_)
-    if (device) device->cache.begin_run();
+    if (device) device->cache.begin_run(label);
 }
 
 void DeviceCaches::end_run() {

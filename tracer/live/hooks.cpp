@@ -433,7 +433,7 @@ ALLOCLAB_LIVE_EXPORT void alloclab_preload_run_begin(const char* label) {
   if (!ready()) return;
   Inside inside;
   Locked locked;
-  g_cache->begin_run();
+  g_cache->begin_run(label);
 }
 
 ALLOCLAB_LIVE_EXPORT void alloclab_preload_run_end(void) {

@@ -70,10 +70,14 @@ LiveCache::LiveCache(std::string_view spec, Upstream& upstream, Clock clock, boo
     throw std::invalid_argument(std::string(spec) +
                                 " cannot run inside a program: its blocks lie in a virtual "
                                 "address range it models, not in memory");
-  if (implicit_run) begin_run_of_strategy();
+  if (implicit_run) {
+    ops_ = 1;  // the replay's run_begin before a trace without markers
+    begin_run_of_strategy(nullptr);
+  }
 }
 
-void LiveCache::begin_run_of_strategy() {
+void LiveCache::begin_run_of_strategy(const char* label) {
+  runs_.open(label, run_totals(), live_bytes_, counting_->reserved_bytes());
   strategy_->begin_run();
   in_run_ = true;
 }
@@ -82,13 +86,27 @@ LiveCache::~LiveCache() = default;
 
 void LiveCache::after_operation() {
   peak_live_ = std::max(peak_live_, live_bytes_);
-  peak_reserved_ = std::max(peak_reserved_, counting_->reserved_bytes());
+  const std::uint64_t reserved = counting_->reserved_bytes();
+  peak_reserved_ = std::max(peak_reserved_, reserved);
+  runs_.observe(live_bytes_, reserved);
+}
+
+RunTotals LiveCache::run_totals() const {
+  const StrategyStats& stats = strategy_->stats();
+  const UpstreamCounters& up = counting_->counters();
+  return RunTotals{stats.requests + in_place_,
+                   stats.hits + in_place_,
+                   up.allocs,
+                   up.frees,
+                   stats.evictions,
+                   stats.slack_bytes + in_place_slack_};
 }
 
 void LiveCache::failed(std::size_t size) {
-  if (!first_failure_)
-    first_failure_ = LiveFailure{size, clock_.ns() - start_ns_, live_bytes_, allocated_bytes_,
-                                 counting_->reserved_bytes()};
+  if (first_failure_) return;
+  const std::uint64_t now = clock_.ns();
+  first_failure_ = LiveFailure{
+      size, now - start_ns_, live_bytes_, allocated_bytes_, counting_->reserved_bytes(), ops_, now};
 }
 
 void* LiveCache::allocate(std::size_t size, std::uint64_t stream) {
@@ -106,6 +124,7 @@ void* LiveCache::allocate(std::size_t size, std::uint64_t stream) {
   table_.insert_or_assign(real, HandedOut{block->address, block->capacity, size});
   live_bytes_ += size;
   allocated_bytes_ += block->capacity;
+  ++ops_;
   after_operation();
   return reinterpret_cast<void*>(static_cast<std::uintptr_t>(real));
 }
@@ -122,6 +141,7 @@ void LiveCache::deallocate(void* p) {
   if (timed) strategy_deallocate_.record(clock_.ticks() - start, kTimedOneIn);
   live_bytes_ -= entry.requested;
   allocated_bytes_ -= entry.capacity;
+  ++ops_;
   after_operation();
 }
 
@@ -133,6 +153,7 @@ void* LiveCache::reallocate(void* p, std::size_t size) {
     entry.requested = size;
     ++in_place_;
     in_place_slack_ += entry.capacity - size;
+    ops_ += 2;
     after_operation();
     return p;
   }
@@ -149,11 +170,12 @@ std::size_t LiveCache::capacity(const void* p) const {
   return static_cast<std::size_t>(table_.find(address_of(p))->capacity);
 }
 
-void LiveCache::begin_run() {
+void LiveCache::begin_run(const char* label) {
   // Runs do not nest: a run_begin inside a run ends that run first.
-  if (in_run_) strategy_->end_run();
-  begin_run_of_strategy();
-  ++runs_;
+  if (in_run_) end_run();
+  begin_run_of_strategy(label);
+  ++run_markers_;
+  ++ops_;
   after_operation();
 }
 
@@ -161,7 +183,9 @@ void LiveCache::end_run() {
   if (!in_run_) return;  // outside any run: ignored
   strategy_->end_run();
   in_run_ = false;
+  ++ops_;
   after_operation();
+  runs_.close(run_totals());
 }
 
 LiveReport LiveCache::report() const {
@@ -179,7 +203,9 @@ LiveReport LiveCache::report() const {
   r.final_cached_bytes = stats.cached_bytes;
   r.slack_bytes = stats.slack_bytes + in_place_slack_;
   r.in_place_reallocs = in_place_;
-  r.runs = runs_;
+  r.runs = run_markers_;
+  r.run_metrics = runs_.listed(run_totals());
+  r.runs_not_listed = runs_.not_listed();
   // What a tick is worth, over the whole run so far.
   const std::uint64_t ticks = clock_.ticks() - start_ticks_;
   const std::uint64_t ns = clock_.ns() - start_ns_;

@@ -1,8 +1,11 @@
 #include "alloclab/live/live_report.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
+
+#include "alloclab/live/live_runs.hpp"
 
 namespace alloclab::live {
 namespace {
@@ -29,6 +32,7 @@ constexpr CounterField kCounters[] = {
     {"slack_bytes", &LiveReport::slack_bytes},
     {"in_place_reallocs", &LiveReport::in_place_reallocs},
     {"runs", &LiveReport::runs},
+    {"runs_not_listed", &LiveReport::runs_not_listed},
     {"peak_device_bytes", &LiveReport::peak_device_bytes},
 };
 
@@ -42,7 +46,40 @@ constexpr FailureField kFailure[] = {
     {"live_bytes", &LiveFailure::live_bytes},
     {"allocated_bytes", &LiveFailure::allocated_bytes},
     {"reserved_bytes", &LiveFailure::reserved_bytes},
+    {"op_index", &LiveFailure::op_index},
+    {"time_ns", &LiveFailure::time_ns},
 };
+
+// A run's counters in the order of its line, the label last.
+constexpr std::uint64_t RunMetrics::*kRunFields[] = {
+    &RunMetrics::requests,
+    &RunMetrics::hits,
+    &RunMetrics::upstream_allocs,
+    &RunMetrics::upstream_frees,
+    &RunMetrics::evictions,
+    &RunMetrics::peak_live_bytes,
+    &RunMetrics::peak_reserved_bytes,
+    &RunMetrics::slack_bytes,
+};
+
+// A label is any bytes: as one word, with '%', spaces, control characters and DEL as %XX.
+bool escaped_in_label(unsigned char c) {
+  return c <= ' ' || c == '%' || c == 0x7f;
+}
+
+void append_label(std::string& out, const std::string& label) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  for (const char c : label) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (escaped_in_label(byte)) {
+      out += '%';
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    } else {
+      out += c;
+    }
+  }
+}
 
 // Names are single words: they never hold the separator.
 bool is_word(std::string_view name) {
@@ -90,6 +127,7 @@ class Lines {
       fail("\"" + std::string(w) + "\" is not a count");
     return value;
   }
+  bool more() const { return line_.find_first_not_of(' ', words_) != std::string_view::npos; }
   void end_of_line() {
     if (line_.find_first_not_of(' ', words_) != std::string_view::npos)
       fail("unexpected text at the end of the line");
@@ -106,6 +144,26 @@ class Lines {
   std::string_view line_;
   std::size_t words_ = 0;
 };
+
+std::string read_label(Lines& lines) {
+  const std::string_view word = lines.word();
+  std::string label;
+  for (std::size_t i = 0; i < word.size(); ++i) {
+    if (word[i] != '%') {
+      label += word[i];
+      continue;
+    }
+    unsigned value = 0;
+    const char* begin = word.data() + i + 1;
+    const char* end = begin + std::min<std::size_t>(2, word.size() - i - 1);
+    const auto [ptr, ec] = std::from_chars(begin, end, value, 16);
+    if (ec != std::errc() || ptr != begin + 2)
+      lines.fail("a run label with a bad escape (%XX expected)");
+    label += static_cast<char>(value);
+    i += 2;
+  }
+  return label;
+}
 
 }  // namespace
 
@@ -143,6 +201,18 @@ std::string to_text(const LiveReport& report) {
     out += c.name;
     out += ' ';
     append_number(out, report.*c.field);
+    out += '\n';
+  }
+  for (const RunMetrics& run : report.run_metrics) {
+    out += "run";
+    for (const auto field : kRunFields) {
+      out += ' ';
+      append_number(out, run.*field);
+    }
+    if (!run.label.empty()) {
+      out += ' ';
+      append_label(out, run.label);
+    }
     out += '\n';
   }
   for (const auto& [name, value] : report.strategy_counters) {
@@ -209,6 +279,13 @@ LiveReport parse_live_report(std::string_view text, const std::string& source) {
         if (c.name == name) found = &c;
       if (!found) lines.fail("unknown counter \"" + std::string(name) + "\"");
       report.*found->field = value;
+    } else if (kind == "run") {
+      if (report.run_metrics.size() >= LiveRuns::kMaxListed)
+        lines.fail("more runs than a report lists (" + std::to_string(LiveRuns::kMaxListed) + ")");
+      RunMetrics run;
+      for (const auto field : kRunFields) run.*field = lines.number();
+      if (lines.more()) run.label = read_label(lines);
+      report.run_metrics.push_back(std::move(run));
     } else if (kind == "strategy_counter") {
       const std::string name(lines.word());
       report.strategy_counters[name] = lines.number();

@@ -244,13 +244,7 @@ void record_marker(std::uint8_t op, const char* label) {
   LabelSlot& slot = g.labels[index];
   slot.seq_plus1.store(0, std::memory_order_relaxed);
   char text[label_bytes] = {};
-  std::size_t n = 0;
-  if (label) {
-    while (n + 1 < label_bytes && label[n] != '\0') ++n;
-    // Cut before a UTF-8 character, not inside one (a dangling lead byte is not UTF-8).
-    if (label[n] != '\0')
-      while (n > 0 && (static_cast<unsigned char>(label[n]) & 0xC0) == 0x80) --n;
-  }
+  const std::size_t n = kept_label_length(label);
   if (n > 0) std::memcpy(text, label, n);
   // Release: a reader that sees any new word also sees seq_plus1 == 0 (or later) afterwards.
   for (std::size_t w = 0; w < LabelSlot::words; ++w) {

@@ -63,7 +63,8 @@ class DeviceCaches {
   bool deallocate(void* p);
   bool owns(const void* p) const;
 
-  void begin_run();
+  // A run marker; `label`: the marker's (nullptr for none), each device's run's label.
+  void begin_run(const char* label = nullptr);
   void end_run();
 
   // One report per device used, in device order, each named; then every cache releases what it
@@ -80,6 +81,7 @@ class DeviceCaches {
   Clock clock_;
   bool implicit_run_;
   bool in_marked_run_ = false;
+  std::string run_label_;  // the marked run's, for a cache made inside it
   mutable std::mutex mutex_;
   std::array<std::unique_ptr<Device>, kMaxDevices> devices_;
 };

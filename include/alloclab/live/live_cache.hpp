@@ -15,6 +15,7 @@
 
 #include "alloclab/format/address_map.hpp"
 #include "alloclab/live/live_report.hpp"
+#include "alloclab/live/live_runs.hpp"
 #include "alloclab/live/virtual_upstream.hpp"
 #include "alloclab/strategies/strategy.hpp"
 #include "alloclab/strategies/upstream/counting.hpp"
@@ -70,7 +71,8 @@ class LiveCache {
   // The capacity of an owned block (malloc_usable_size).
   std::size_t capacity(const void* p) const;
 
-  void begin_run();
+  // A run marker. `label`: the marker's (nullptr for none).
+  void begin_run(const char* label = nullptr);
   void end_run();
 
   // The counters so far, and what the strategy holds now (final_cached_bytes).
@@ -80,8 +82,9 @@ class LiveCache {
 
  private:
   static std::uint64_t address_of(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
-  void begin_run_of_strategy();
+  void begin_run_of_strategy(const char* label);
   void after_operation();
+  RunTotals run_totals() const;
   bool time_this_call() {
     // xorshift64: a few instructions, and no pattern a program's own loop could fall in step with.
     sampler_ ^= sampler_ << 13;
@@ -114,7 +117,13 @@ class LiveCache {
   std::uint64_t peak_reserved_ = 0;
   std::uint64_t in_place_ = 0;
   std::uint64_t in_place_slack_ = 0;
-  std::uint64_t runs_ = 0;
+  std::uint64_t run_markers_ = 0;
+  // The strategy's operations so far, as the replay of the run's trace numbers them: an alloc,
+  // a free, a run_begin or run_end it replays (the placeholder run_begin of a trace without
+  // markers included), an in-place realloc as its free and its alloc. A failed request is not
+  // one: its trace has no event for it.
+  std::uint64_t ops_ = 0;
+  LiveRuns runs_;
   LiveHistogram strategy_allocate_, strategy_deallocate_, upstream_allocate_, upstream_deallocate_;
   std::optional<LiveFailure> first_failure_;
 };

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "alloclab/replay/latency.hpp"
+#include "alloclab/replay/metrics.hpp"
 
 namespace alloclab::live {
 
@@ -51,6 +52,12 @@ struct LiveFailure {
   std::uint64_t live_bytes = 0;
   std::uint64_t allocated_bytes = 0;
   std::uint64_t reserved_bytes = 0;
+  // The strategy's operations before it, numbered as the replay of the run's trace (`run
+  // --record`, the same minimum size) numbers its operations: a failed request has no event
+  // there, so this is the index of the operation that follows it. A device's cache numbers its
+  // own operations.
+  std::uint64_t op_index = 0;
+  std::uint64_t time_ns = 0;  // CLOCK_MONOTONIC, the clock of a trace's event times
   bool operator==(const LiveFailure&) const = default;
 };
 
@@ -76,6 +83,10 @@ struct LiveReport {
   std::uint64_t in_place_reallocs = 0;
   // Run markers the program set.
   std::uint64_t runs = 0;
+  // Each run's counters, as a replay's (RunMetrics), in order: the first LiveRuns::kMaxListed,
+  // then only the count of the others.
+  std::vector<RunMetrics> run_metrics;
+  std::uint64_t runs_not_listed = 0;
   // A device's report only: the most memory in use on the device (total - free, every
   // process's) seen right after one of the strategy's upstream allocations.
   std::uint64_t peak_device_bytes = 0;

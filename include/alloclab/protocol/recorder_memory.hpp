@@ -112,6 +112,18 @@ inline std::uint64_t* frame_slots(Buffer* b, std::uint32_t slot, int stack_depth
 // its marker so the writer can tell a label that was overwritten before it was collected.
 inline constexpr std::size_t label_bytes = 64;
 inline constexpr std::size_t label_slots = 4096;
+// The bytes of a marker's label that are kept (the label is its first ones): at most
+// label_bytes - 1, cut before a UTF-8 character, not inside one (a dangling lead byte is not
+// UTF-8). The recorder and `alloclab run`'s library keep the same, so that a run's label in a
+// live report is the one its trace records.
+inline std::size_t kept_label_length(const char* label) {
+  if (label == nullptr) return 0;
+  std::size_t n = 0;
+  while (n + 1 < label_bytes && label[n] != '\0') ++n;
+  if (label[n] != '\0')
+    while (n > 0 && (static_cast<unsigned char>(label[n]) & 0xC0) == 0x80) --n;
+  return n;
+}
 // A seqlock: the text is written and read word by word through atomics (release stores,
 // acquire loads: plain moves on x86), so a label overwritten while the writer copies it is
 // detected by seq_plus1 without any data race, and ThreadSanitizer can check it.

@@ -141,6 +141,9 @@ struct StrategyResult {
   // upstream allocations.
   std::string device;
   std::optional<std::uint64_t> peak_device_bytes;
+  // Live mode only: runs that `runs` does not list, past the first ones a live report keeps
+  // (LiveRuns::kMaxListed); absent when every run is listed.
+  std::optional<std::uint64_t> runs_not_listed;
 };
 
 }  // namespace alloclab

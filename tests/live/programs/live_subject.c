@@ -40,6 +40,36 @@ static int churn(int rounds) {
   return 0;
 }
 
+/* `runs` marked runs, each labelled "step N", that differ: sizes by step, reallocs kept in
+ * place, a block carried from one run into the next, work between runs, and now and then a
+ * run ended by the next run_begin. No realloc moves: one recorded while the recorder's writer
+ * flushes keeps its recorded order (free, then alloc), which lowers the replay's peak. */
+static int steps(int runs) {
+  void* carried = NULL;
+  char label[32];
+  for (int run = 0; run < runs; ++run) {
+    if (run % 11 == 0) free(malloc(2 * kBig)); /* outside any run */
+    snprintf(label, sizeof label, "step %d", run);
+    alloclab_run_begin(label);
+    void* blocks[4];
+    for (int k = 0; k < 4; ++k) {
+      blocks[k] = malloc((size_t)kBig * (1 + (size_t)((run + k) % 5)));
+      if (!blocks[k]) return 1;
+    }
+    if (run % 3 == 0 && !(blocks[3] = realloc(blocks[3], kBig))) return 1; /* fits: kept */
+    for (int k = 0; k < 3; ++k) free(blocks[k]);
+    if (run % 5 == 0) {
+      free(carried);
+      carried = blocks[3];
+    } else {
+      free(blocks[3]);
+    }
+    if (run % 97 != 5) alloclab_run_end();
+  }
+  free(carried);
+  return 0;
+}
+
 static void* thread_churn(void* arg) {
   (void)arg;
   return (void*)(intptr_t)churn(2000);
@@ -110,6 +140,18 @@ int main(int argc, char** argv) {
       free(b);
       alloclab_run_end();
     }
+    return 0;
+  }
+  if (strcmp(mode, "steps") == 0) return steps(argc > 2 ? atoi(argv[2]) : 100);
+  if (strcmp(mode, "enomem-after-churn") == 0) {
+    /* A failure after some work, with a pause on each side of it, then one more block. */
+    if (churn(50) != 0) return 1;
+    usleep(20000);
+    errno = 0;
+    void* p = malloc((size_t)1 << 60);
+    if (p != NULL || errno != ENOMEM) return 1;
+    usleep(20000);
+    free(malloc(kBig));
     return 0;
   }
   if (strcmp(mode, "enomem") == 0) {

@@ -2,6 +2,7 @@
 #include "alloclab/launch/run.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>

@@ -221,5 +221,35 @@ TEST(LiveCache, may_own_rules_out_addresses_outside_every_upstream_block) {
   cache.release();
 }
 
+// A block the strategy has back (cached) is not the program's, though the upstream block it
+// is stays where it was: freeing it again is refused, and counts nothing. For `exact` the
+// block is all of an upstream block; for `pytorch` a piece of one, the first piece starting
+// where the upstream block does.
+TEST(LiveCache, refuses_a_block_it_already_has_back_whole_or_a_piece) {
+  for (const char* spec : {"exact", "pytorch"}) {
+    SCOPED_TRACE(spec);
+    HostMallocUpstream upstream;
+    LiveCache cache(spec, upstream, kClock, true);
+    void* a = cache.allocate(100'000);
+    void* b = cache.allocate(100'000);
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    EXPECT_TRUE(cache.deallocate_if_owned(a));
+    const LiveReport before = cache.report();
+    EXPECT_FALSE(cache.owns(a));
+    EXPECT_FALSE(cache.deallocate_if_owned(a));
+    EXPECT_TRUE(cache.owns(b));
+    const LiveReport after = cache.report();
+    EXPECT_EQ(after.final_cached_bytes, before.final_cached_bytes);
+    EXPECT_EQ(after.peak_live_bytes, before.peak_live_bytes);
+    EXPECT_EQ(cache.allocate(100'000), a);  // the cached block, handed out again
+    EXPECT_TRUE(cache.owns(a));
+    EXPECT_EQ(cache.report().hits, after.hits + 1);
+    cache.deallocate(a);
+    cache.deallocate(b);
+    cache.release();
+  }
+}
+
 }  // namespace
 }  // namespace alloclab::live

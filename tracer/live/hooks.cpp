@@ -243,9 +243,7 @@ bool cache_free(void* p) {
   if (t_inside != 0 || !ready() || !g_cache->may_own(p)) return false;
   Inside inside;
   Locked locked;
-  if (!g_cache->owns(p)) return false;
-  g_cache->deallocate(p);
-  return true;
+  return g_cache->deallocate_if_owned(p);
 }
 
 void write_report() {

@@ -251,5 +251,31 @@ TEST(LiveCache, refuses_a_block_it_already_has_back_whole_or_a_piece) {
   }
 }
 
+std::uint64_t calls_in(const LiveHistogram::Raw& histogram) {
+  std::uint64_t calls = 0;
+  for (const auto& bucket : histogram.buckets) calls += bucket.second;
+  return calls;
+}
+
+// A short program's latencies are every call's, not a sample's.
+TEST(LiveCache, times_every_one_of_the_strategys_first_calls) {
+  HostMallocUpstream upstream;
+  LiveCache cache("exact", upstream, kClock, true);
+  for (int k = 0; k < 1000; ++k) cache.deallocate(cache.allocate(1 << 20));
+  LiveReport r = cache.report();
+  EXPECT_EQ(calls_in(r.latency.at("strategy_allocate")), 1000u);
+  EXPECT_EQ(calls_in(r.latency.at("strategy_deallocate")), 1000u);
+  // Past them, each sampled call stands for kTimedOneIn: the count stays near the calls made.
+  constexpr std::uint64_t kPairs = 200'000;
+  for (std::uint64_t k = 1000; k < kPairs; ++k) cache.deallocate(cache.allocate(1 << 20));
+  r = cache.report();
+  for (const char* name : {"strategy_allocate", "strategy_deallocate"}) {
+    const std::uint64_t counted = calls_in(r.latency.at(name));
+    EXPECT_GT(counted, kPairs * 8 / 10) << name;
+    EXPECT_LT(counted, kPairs * 12 / 10) << name;
+  }
+  cache.release();
+}
+
 }  // namespace
 }  // namespace alloclab::live

@@ -87,10 +87,10 @@ void LiveCache::failed(std::size_t size) {
 }
 
 void* LiveCache::allocate(std::size_t size, std::uint64_t stream) {
-  const bool timed = time_this_call();
-  const std::uint64_t start = timed ? clock_.ticks() : 0;
+  const std::uint64_t weight = timing_weight();
+  const std::uint64_t start = weight != 0 ? clock_.ticks() : 0;
   const std::optional<Block> block = strategy_->allocate(size, stream);
-  if (timed) strategy_allocate_.record(clock_.ticks() - start, kTimedOneIn);
+  if (weight != 0) strategy_allocate_.record(clock_.ticks() - start, weight);
   // A block at address 0 cannot be told from a failure by the program: it is one.
   if (!block || block->address == 0) {
     failed(size);
@@ -134,10 +134,10 @@ bool LiveCache::deallocate_if_owned(void* p) {
     requested = found->requested;
     pieces_.erase(real);
   }
-  const bool timed = time_this_call();
-  const std::uint64_t start = timed ? clock_.ticks() : 0;
+  const std::uint64_t weight = timing_weight();
+  const std::uint64_t start = weight != 0 ? clock_.ticks() : 0;
   strategy_->deallocate(block);
-  if (timed) strategy_deallocate_.record(clock_.ticks() - start, kTimedOneIn);
+  if (weight != 0) strategy_deallocate_.record(clock_.ticks() - start, weight);
   live_bytes_ -= requested;
   allocated_bytes_ -= block.capacity;
   after_operation();

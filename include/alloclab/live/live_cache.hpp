@@ -38,10 +38,13 @@ struct Clock {
 
 class LiveCache {
  public:
-  // The strategy's calls timed, one in this many, chosen at random: reading a clock twice costs
-  // more than a cached allocate + free. Each timed call stands for this many in the histograms.
-  // Upstream calls (a system allocator's, far slower) are all timed.
-  static constexpr std::uint64_t kTimedOneIn = 16;
+  // The strategy's first kTimedAll calls are all timed; after them, one in kTimedOneIn, chosen
+  // at random: reading the clock twice costs about as much as a cached allocate + free. Each
+  // sampled call stands for kTimedOneIn in the histograms. So a short program's latencies are
+  // exact, and a long one's cost little. Upstream calls (a system allocator's, far slower) are
+  // all timed.
+  static constexpr std::uint64_t kTimedAll = 4096;
+  static constexpr std::uint64_t kTimedOneIn = 256;
 
   // `upstream` (the program's real allocator, or a test's) must outlive the cache. Throws
   // SpecError for a bad spec, std::invalid_argument for a strategy whose blocks are not memory
@@ -96,12 +99,17 @@ class LiveCache {
     const std::uint64_t reserved = counting_.reserved_bytes();
     if (reserved > peak_reserved_) peak_reserved_ = reserved;
   }
-  bool time_this_call() {
+  // How many calls this call of the strategy stands for if it is timed; 0: not timed.
+  std::uint64_t timing_weight() {
+    if (timed_first_ < kTimedAll) [[unlikely]] {
+      ++timed_first_;
+      return 1;
+    }
     // xorshift64: a few instructions, and no pattern a program's own loop could fall in step with.
     sampler_ ^= sampler_ << 13;
     sampler_ ^= sampler_ >> 7;
     sampler_ ^= sampler_ << 17;
-    return (sampler_ & (kTimedOneIn - 1)) == 0;
+    return (sampler_ & (kTimedOneIn - 1)) == 0 ? kTimedOneIn : 0;
   }
   void failed(std::size_t size);
 
@@ -119,6 +127,7 @@ class LiveCache {
   std::unique_ptr<Strategy> strategy_;  // last: destroyed first, before its upstreams
   AddressMap<HandedOut> pieces_;
   std::uint64_t sampler_ = 0x9E3779B97F4A7C15ull;
+  std::uint64_t timed_first_ = 0;  // of the first kTimedAll, those timed so far
   std::uint64_t start_ticks_ = 0;
   std::uint64_t start_ns_ = 0;
   bool in_run_ = false;

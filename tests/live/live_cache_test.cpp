@@ -328,5 +328,61 @@ TEST(LiveCache, may_own_rules_out_addresses_outside_every_upstream_block) {
   cache.release();
 }
 
+// A block the strategy has back (cached) is not the program's, though the upstream block it
+// is stays where it was: freeing it again is refused, and counts nothing. For `exact` the
+// block is all of an upstream block; for `pytorch` a piece of one, the first piece starting
+// where the upstream block does.
+TEST(LiveCache, refuses_a_block_it_already_has_back_whole_or_a_piece) {
+  for (const char* spec : {"exact", "pytorch"}) {
+    SCOPED_TRACE(spec);
+    HostMallocUpstream upstream;
+    LiveCache cache(spec, upstream, kClock, true);
+    void* a = cache.allocate(100'000);
+    void* b = cache.allocate(100'000);
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    EXPECT_TRUE(cache.deallocate_if_owned(a));
+    const LiveReport before = cache.report();
+    EXPECT_FALSE(cache.owns(a));
+    EXPECT_FALSE(cache.deallocate_if_owned(a));
+    EXPECT_TRUE(cache.owns(b));
+    const LiveReport after = cache.report();
+    EXPECT_EQ(after.final_cached_bytes, before.final_cached_bytes);
+    EXPECT_EQ(after.peak_live_bytes, before.peak_live_bytes);
+    EXPECT_EQ(cache.allocate(100'000), a);  // the cached block, handed out again
+    EXPECT_TRUE(cache.owns(a));
+    EXPECT_EQ(cache.report().hits, after.hits + 1);
+    cache.deallocate(a);
+    cache.deallocate(b);
+    cache.release();
+  }
+}
+
+std::uint64_t calls_in(const LiveHistogram::Raw& histogram) {
+  std::uint64_t calls = 0;
+  for (const auto& bucket : histogram.buckets) calls += bucket.second;
+  return calls;
+}
+
+// A short program's latencies are every call's, not a sample's.
+TEST(LiveCache, times_every_one_of_the_strategys_first_calls) {
+  HostMallocUpstream upstream;
+  LiveCache cache("exact", upstream, kClock, true);
+  for (int k = 0; k < 1000; ++k) cache.deallocate(cache.allocate(1 << 20));
+  LiveReport r = cache.report();
+  EXPECT_EQ(calls_in(r.latency.at("strategy_allocate")), 1000u);
+  EXPECT_EQ(calls_in(r.latency.at("strategy_deallocate")), 1000u);
+  // Past them, each sampled call stands for kTimedOneIn: the count stays near the calls made.
+  constexpr std::uint64_t kPairs = 200'000;
+  for (std::uint64_t k = 1000; k < kPairs; ++k) cache.deallocate(cache.allocate(1 << 20));
+  r = cache.report();
+  for (const char* name : {"strategy_allocate", "strategy_deallocate"}) {
+    const std::uint64_t counted = calls_in(r.latency.at(name));
+    EXPECT_GT(counted, kPairs * 8 / 10) << name;
+    EXPECT_LT(counted, kPairs * 12 / 10) << name;
+  }
+  cache.release();
+}
+
 }  // namespace
 }  // namespace alloclab::live

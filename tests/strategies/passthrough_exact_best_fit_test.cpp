@@ -121,6 +121,26 @@ TEST(Exact, upstream_failure_releases_the_cache_and_retries) {
   s.free(big);
 }
 
+// The index remembers where the capacity it last looked up is in its own map; a copy must
+// look in its own.
+TEST(Exact, a_copy_of_the_index_takes_its_blocks_from_its_own_map) {
+  detail::ExactIndex original;
+  original.add(Block{0x1000, 64});
+  ASSERT_TRUE(original.take_newest(64));  // 64 is the capacity looked up last
+  original.add(Block{0x2000, 64});
+  detail::ExactIndex copy(original);
+  const std::optional<Block> taken = copy.take_newest(64);
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(taken->address, 0x2000u);
+  EXPECT_EQ(copy.count(64), 0u);
+  EXPECT_EQ(original.count(64), 1u);
+  detail::ExactIndex assigned;
+  assigned = original;
+  assigned.add(Block{0x3000, 64});
+  EXPECT_EQ(assigned.count(64), 2u);
+  EXPECT_EQ(original.count(64), 1u);
+}
+
 TEST(BestFit, takes_the_smallest_capacity_that_fits_newest_first) {
   Stack s("best-fit");
   const Block a = s.alloc(100);

@@ -90,10 +90,7 @@ bool DeviceCaches::deallocate(void* p) {
   if (p == nullptr) return false;
   const std::lock_guard<std::mutex> lock(mutex_);
   for (const std::unique_ptr<Device>& device : devices_) {
-    if (device && device->cache.may_own(p) && device->cache.owns(p)) {
-      device->cache.deallocate(p);
-      return true;
-    }
+    if (device && device->cache.may_own(p) && device->cache.deallocate_if_owned(p)) return true;
   }
   return false;
 }

@@ -99,11 +99,16 @@ enum class State : int { uninitialized, initializing, ready, off };
 std::atomic<int> g_state{static_cast<int>(State::uninitialized)};
 // A spin lock: taken for tens of nanoseconds, where a mutex's own two atomic operations and
 // call overhead would be a good part of the cost. A waiter that spins long yields.
-std::atomic<bool> g_locked{false};
+// On a cache line of its own: every call of every thread reads g_state and g_cache, and a lock
+// beside them would take their line from the readers at each lock and unlock.
+struct alignas(64) SpinLock {
+  std::atomic<bool> locked{false};
+};
+SpinLock g_lock;
 void lock() {
   unsigned spins = 0;
-  while (g_locked.exchange(true, std::memory_order_acquire)) {
-    while (g_locked.load(std::memory_order_relaxed)) {
+  while (g_lock.locked.exchange(true, std::memory_order_acquire)) {
+    while (g_lock.locked.load(std::memory_order_relaxed)) {
       if (++spins < 64) {
 #if defined(__x86_64__)
         __builtin_ia32_pause();
@@ -115,7 +120,7 @@ void lock() {
   }
 }
 void unlock() {
-  g_locked.store(false, std::memory_order_release);
+  g_lock.locked.store(false, std::memory_order_release);
 }
 alignas(RealUpstream) unsigned char g_upstream_storage[sizeof(RealUpstream)];
 alignas(LiveCache) unsigned char g_cache_storage[sizeof(LiveCache)];
@@ -243,9 +248,7 @@ bool cache_free(void* p) {
   if (t_inside != 0 || !ready() || !g_cache->may_own(p)) return false;
   Inside inside;
   Locked locked;
-  if (!g_cache->owns(p)) return false;
-  g_cache->deallocate(p);
-  return true;
+  return g_cache->deallocate_if_owned(p);
 }
 
 void write_report() {

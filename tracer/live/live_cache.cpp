@@ -61,9 +61,9 @@ LiveCache::LiveCache(std::string_view spec, Upstream& upstream, Clock clock, boo
       range_(std::make_unique<RangeUpstream>(upstream, low_, high_)),
       timed_(std::make_unique<TimedUpstream>(*range_, clock, upstream_allocate_,
                                              upstream_deallocate_)),
-      virtual_(std::make_unique<VirtualUpstream>(*timed_)),
-      counting_(std::make_unique<CountingUpstream>(*virtual_)),
-      strategy_(make_strategy(spec, *counting_)),
+      virtual_(*timed_),
+      counting_(virtual_),
+      strategy_(make_strategy(spec, counting_)),
       start_ticks_(clock.ticks()),
       start_ns_(clock.ns()) {
   if (!strategy_->hands_out_upstream_memory())
@@ -77,23 +77,16 @@ LiveCache::LiveCache(std::string_view spec, Upstream& upstream, Clock clock, boo
 }
 
 void LiveCache::begin_run_of_strategy(const char* label) {
-  runs_.open(label, run_totals(), live_bytes_, counting_->reserved_bytes());
+  runs_.open(label, run_totals(), live_bytes_, counting_.reserved_bytes());
   strategy_->begin_run();
   in_run_ = true;
 }
 
 LiveCache::~LiveCache() = default;
 
-void LiveCache::after_operation() {
-  peak_live_ = std::max(peak_live_, live_bytes_);
-  const std::uint64_t reserved = counting_->reserved_bytes();
-  peak_reserved_ = std::max(peak_reserved_, reserved);
-  runs_.observe(live_bytes_, reserved);
-}
-
 RunTotals LiveCache::run_totals() const {
   const StrategyStats& stats = strategy_->stats();
-  const UpstreamCounters& up = counting_->counters();
+  const UpstreamCounters& up = counting_.counters();
   return RunTotals{stats.requests + in_place_,
                    stats.hits + in_place_,
                    up.allocs,
@@ -106,22 +99,31 @@ void LiveCache::failed(std::size_t size) {
   if (first_failure_) return;
   const std::uint64_t now = clock_.ns();
   first_failure_ = LiveFailure{
-      size, now - start_ns_, live_bytes_, allocated_bytes_, counting_->reserved_bytes(), ops_, now};
+      size, now - start_ns_, live_bytes_, allocated_bytes_, counting_.reserved_bytes(), ops_, now};
 }
 
 void* LiveCache::allocate(std::size_t size, std::uint64_t stream) {
-  const bool timed = time_this_call();
-  const std::uint64_t start = timed ? clock_.ticks() : 0;
+  const std::uint64_t weight = timing_weight();
+  const std::uint64_t start = weight != 0 ? clock_.ticks() : 0;
   const std::optional<Block> block = strategy_->allocate(size, stream);
-  if (timed) strategy_allocate_.record(clock_.ticks() - start, kTimedOneIn);
+  if (weight != 0) strategy_allocate_.record(clock_.ticks() - start, weight);
   // A block at address 0 cannot be told from a failure by the program: it is one.
   if (!block || block->address == 0) {
     failed(size);
     after_operation();
     return nullptr;
   }
-  const std::uint64_t real = virtual_->to_real(block->address);
-  table_.insert_or_assign(real, HandedOut{block->address, block->capacity, size});
+  std::uint64_t real;
+  VirtualUpstream::Segment* segment = virtual_.segment_named(block->address);
+  if (segment != nullptr && segment->capacity == block->capacity) {
+    // A whole upstream block: it cannot be out already, as blocks handed out never overlap.
+    segment->out_whole = true;
+    segment->requested = size;
+    real = segment->real;
+  } else {
+    real = virtual_.to_real(block->address);
+    pieces_.insert_or_assign(real, HandedOut{block->address, block->capacity, size});
+  }
   live_bytes_ += size;
   allocated_bytes_ += block->capacity;
   ++ops_;
@@ -129,36 +131,61 @@ void* LiveCache::allocate(std::size_t size, std::uint64_t stream) {
   return reinterpret_cast<void*>(static_cast<std::uintptr_t>(real));
 }
 
-void LiveCache::deallocate(void* p) {
-  // Copied out field by field: moving the entry out whole through an optional stalls on a
-  // store the copy cannot forward from.
-  const HandedOut* found = table_.find(address_of(p));
-  const HandedOut entry{found->name, found->capacity, found->requested};
-  table_.erase(address_of(p));
-  const bool timed = time_this_call();
-  const std::uint64_t start = timed ? clock_.ticks() : 0;
-  strategy_->deallocate(Block{entry.name, entry.capacity});
-  if (timed) strategy_deallocate_.record(clock_.ticks() - start, kTimedOneIn);
-  live_bytes_ -= entry.requested;
-  allocated_bytes_ -= entry.capacity;
+bool LiveCache::deallocate_if_owned(void* p) {
+  const std::uint64_t real = address_of(p);
+  Block block;
+  std::uint64_t requested;
+  if (VirtualUpstream::Segment* segment = virtual_.segment_at(real);
+      segment != nullptr && segment->out_whole) {
+    // Copied out before the strategy runs: it may give the segment back upstream.
+    segment->out_whole = false;
+    block = Block{segment->name, segment->capacity};
+    requested = segment->requested;
+  } else {
+    if (pieces_.empty()) return false;
+    // Copied out field by field: moving the entry out whole through an optional stalls on a
+    // store the copy cannot forward from.
+    const HandedOut* found = pieces_.find(real);
+    if (found == nullptr) return false;
+    block = Block{found->name, found->capacity};
+    requested = found->requested;
+    pieces_.erase(real);
+  }
+  const std::uint64_t weight = timing_weight();
+  const std::uint64_t start = weight != 0 ? clock_.ticks() : 0;
+  strategy_->deallocate(block);
+  if (weight != 0) strategy_deallocate_.record(clock_.ticks() - start, weight);
+  live_bytes_ -= requested;
+  allocated_bytes_ -= block.capacity;
   ++ops_;
   after_operation();
+  return true;
 }
 
 void* LiveCache::reallocate(void* p, std::size_t size) {
-  HandedOut& entry = *table_.find(address_of(p));
-  if (size <= entry.capacity) {
+  std::uint64_t* requested;
+  std::uint64_t capacity;
+  if (VirtualUpstream::Segment* segment = virtual_.segment_at(address_of(p));
+      segment != nullptr && segment->out_whole) {
+    requested = &segment->requested;
+    capacity = segment->capacity;
+  } else {
+    HandedOut& entry = *pieces_.find(address_of(p));
+    requested = &entry.requested;
+    capacity = entry.capacity;
+  }
+  if (size <= capacity) {
     // As the replay counts an in-place realloc: its free, then a hit on the same block.
-    live_bytes_ = live_bytes_ - entry.requested + size;
-    entry.requested = size;
+    live_bytes_ = live_bytes_ - *requested + size;
+    *requested = size;
     ++in_place_;
-    in_place_slack_ += entry.capacity - size;
+    in_place_slack_ += capacity - size;
     ops_ += 2;
     after_operation();
     return p;
   }
   // Recorded as a realloc that moved: alloc(new), then free(old).
-  const std::size_t old_requested = static_cast<std::size_t>(entry.requested);
+  const std::size_t old_requested = static_cast<std::size_t>(*requested);
   void* moved = allocate(size);
   if (moved == nullptr) return nullptr;
   std::memcpy(moved, p, old_requested);
@@ -167,7 +194,9 @@ void* LiveCache::reallocate(void* p, std::size_t size) {
 }
 
 std::size_t LiveCache::capacity(const void* p) const {
-  return static_cast<std::size_t>(table_.find(address_of(p))->capacity);
+  const VirtualUpstream::Segment* segment = virtual_.segment_at(address_of(p));
+  if (segment != nullptr && segment->out_whole) return static_cast<std::size_t>(segment->capacity);
+  return static_cast<std::size_t>(pieces_.find(address_of(p))->capacity);
 }
 
 void LiveCache::begin_run(const char* label) {
@@ -190,7 +219,7 @@ void LiveCache::end_run() {
 
 LiveReport LiveCache::report() const {
   const StrategyStats& stats = strategy_->stats();
-  const UpstreamCounters& up = counting_->counters();
+  const UpstreamCounters& up = counting_.counters();
   LiveReport r;
   r.requests = stats.requests + in_place_;
   r.hits = stats.hits + in_place_;

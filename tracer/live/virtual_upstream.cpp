@@ -12,13 +12,26 @@ std::optional<Block> VirtualUpstream::allocate(std::uint64_t bytes) {
     real_.deallocate(*real);
     return std::nullopt;
   }
-  real_of_start_.insert_or_assign(name->address, real->address);
+  Segment* segment;
+  if (unused_.empty()) {
+    segment = &segments_.emplace_back();
+  } else {
+    segment = unused_.back();
+    unused_.pop_back();
+  }
+  *segment = Segment{name->address, name->capacity, real->address, 0, false};
+  by_name_.insert_or_assign(name->address, segment);
+  by_real_.insert_or_assign(real->address, segment);
   by_start_.emplace(name->address, real->address);
   return *name;
 }
 
 void VirtualUpstream::deallocate(const Block& block) {
-  const std::uint64_t real = *real_of_start_.take(block.address);
+  Segment* segment = *by_name_.take(block.address);
+  const std::uint64_t real = segment->real;
+  by_real_.erase(real);
+  *segment = Segment{};
+  unused_.push_back(segment);
   by_start_.erase(block.address);
   names_.deallocate(block);
   real_.deallocate(Block{real, block.capacity});

@@ -22,7 +22,9 @@
 
 namespace alloclab::live {
 
-// A block the strategy handed out, by the real address the program has.
+// A block the strategy handed out that is a piece of an upstream block, not all of it, by the
+// real address the program has. (A whole upstream block handed out is recorded in its
+// VirtualUpstream::Segment.)
 struct HandedOut {
   std::uint64_t name = 0;  // its address to the strategy (VirtualUpstream)
   std::uint64_t capacity = 0;
@@ -37,10 +39,13 @@ struct Clock {
 
 class LiveCache {
  public:
-  // The strategy's calls timed, one in this many, chosen at random: reading a clock twice costs
-  // more than a cached allocate + free. Each timed call stands for this many in the histograms.
-  // Upstream calls (a system allocator's, far slower) are all timed.
-  static constexpr std::uint64_t kTimedOneIn = 16;
+  // The strategy's first kTimedAll calls are all timed; after them, one in kTimedOneIn, chosen
+  // at random: reading the clock twice costs about as much as a cached allocate + free. Each
+  // sampled call stands for kTimedOneIn in the histograms. So a short program's latencies are
+  // exact, and a long one's cost little. Upstream calls (a system allocator's, far slower) are
+  // all timed.
+  static constexpr std::uint64_t kTimedAll = 4096;
+  static constexpr std::uint64_t kTimedOneIn = 256;
 
   // `upstream` (the program's real allocator, or a test's) must outlive the cache. Throws
   // SpecError for a bad spec, std::invalid_argument for a strategy whose blocks are not memory
@@ -60,9 +65,16 @@ class LiveCache {
     const auto a = reinterpret_cast<std::uintptr_t>(p);
     return a >= low_.load(std::memory_order_acquire) && a < high_.load(std::memory_order_acquire);
   }
-  bool owns(const void* p) const { return table_.contains(address_of(p)); }
+  bool owns(const void* p) const {
+    const VirtualUpstream::Segment* segment = virtual_.segment_at(address_of(p));
+    if (segment != nullptr && segment->out_whole) return true;
+    return !pieces_.empty() && pieces_.contains(address_of(p));
+  }
   // `p` must be owned.
-  void deallocate(void* p);
+  void deallocate(void* p) { deallocate_if_owned(p); }
+  // Deallocates `p` if it is owned (one lookup where owns() then deallocate() take two);
+  // false, and nothing done, if it is not.
+  bool deallocate_if_owned(void* p);
   // `p` must be owned and `size` non-zero. A block whose capacity holds `size` is kept: the
   // contract's in-place realloc, one request and one hit on that block. Otherwise a new block
   // from the strategy gets the old one's bytes and the old one goes back (the program sees the
@@ -83,14 +95,25 @@ class LiveCache {
  private:
   static std::uint64_t address_of(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
   void begin_run_of_strategy(const char* label);
-  void after_operation();
+  // Peaks are taken after every operation, as a replay takes them, and so are a run's.
+  void after_operation() {
+    if (live_bytes_ > peak_live_) peak_live_ = live_bytes_;
+    const std::uint64_t reserved = counting_.reserved_bytes();
+    if (reserved > peak_reserved_) peak_reserved_ = reserved;
+    runs_.observe(live_bytes_, reserved);
+  }
   RunTotals run_totals() const;
-  bool time_this_call() {
+  // How many calls this call of the strategy stands for if it is timed; 0: not timed.
+  std::uint64_t timing_weight() {
+    if (timed_first_ < kTimedAll) [[unlikely]] {
+      ++timed_first_;
+      return 1;
+    }
     // xorshift64: a few instructions, and no pattern a program's own loop could fall in step with.
     sampler_ ^= sampler_ << 13;
     sampler_ ^= sampler_ >> 7;
     sampler_ ^= sampler_ << 17;
-    return (sampler_ & (kTimedOneIn - 1)) == 0;
+    return (sampler_ & (kTimedOneIn - 1)) == 0 ? kTimedOneIn : 0;
   }
   void failed(std::size_t size);
 
@@ -103,11 +126,12 @@ class LiveCache {
   // strategy -> counting -> virtual (the simulated replay's addresses) -> timed -> range -> real
   std::unique_ptr<RangeUpstream> range_;
   std::unique_ptr<TimedUpstream> timed_;
-  std::unique_ptr<VirtualUpstream> virtual_;
-  std::unique_ptr<CountingUpstream> counting_;
+  VirtualUpstream virtual_;  // in place: the hit path reads it, and counting_, every call
+  CountingUpstream counting_;
   std::unique_ptr<Strategy> strategy_;  // last: destroyed first, before its upstreams
-  AddressMap<HandedOut> table_;
+  AddressMap<HandedOut> pieces_;
   std::uint64_t sampler_ = 0x9E3779B97F4A7C15ull;
+  std::uint64_t timed_first_ = 0;  // of the first kTimedAll, those timed so far
   std::uint64_t start_ticks_ = 0;
   std::uint64_t start_ns_ = 0;
   bool in_run_ = false;

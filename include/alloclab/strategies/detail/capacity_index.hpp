@@ -8,6 +8,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "alloclab/format/address_map.hpp"
@@ -66,15 +67,32 @@ class BlockGroup {
 // kept here, a hit and its tombstone cost one hash probe. Other strategies leave it at 0.
 class ExactIndex {
  public:
+  ExactIndex() = default;
+  // A copy holds a map of its own: the recent entry (a pointer into the map) is not copied.
+  ExactIndex(const ExactIndex& other)
+      : map_(other.map_), blocks_(other.blocks_), used_entries_(other.used_entries_) {}
+  ExactIndex& operator=(const ExactIndex& other) {
+    map_ = other.map_;
+    recent_entry_ = nullptr;
+    blocks_ = other.blocks_;
+    used_entries_ = other.used_entries_;
+    return *this;
+  }
+
   // Number of cached blocks.
   std::uint64_t blocks() const { return blocks_; }
   bool empty() const { return blocks_ == 0; }
 
   void add(const Block& block) {
-    auto [entry, inserted] = map_.try_emplace(block.capacity);
-    if (inserted && map_.size() > 2 * used_entries_ + kUnusedSlack) {
-      map_.erase_if([](std::uint64_t, const Entry& e) { return !e.used(); });
-      entry = map_.try_emplace(block.capacity).first;
+    Entry* entry = recent(block.capacity);
+    if (entry == nullptr) {
+      bool inserted;
+      std::tie(entry, inserted) = map_.try_emplace(block.capacity);
+      if (inserted && map_.size() > 2 * used_entries_ + kUnusedSlack) {
+        map_.erase_if([](std::uint64_t, const Entry& e) { return !e.used(); });
+        entry = map_.try_emplace(block.capacity).first;
+      }
+      remember(block.capacity, entry);
     }
     if (!entry->used()) ++used_entries_;
     entry->blocks.push(block.address);
@@ -141,6 +159,7 @@ class ExactIndex {
     if (map_.empty()) return;
     for_each(f);
     map_.clear();
+    recent_entry_ = nullptr;
     blocks_ = 0;
     used_entries_ = 0;
   }
@@ -153,9 +172,26 @@ class ExactIndex {
   };
   static constexpr std::size_t kUnusedSlack = 4096;
 
+  // The entry of the capacity last looked up, if `capacity` is that one: a program that frees
+  // and takes blocks of one size over and over skips the hash probe.
+  Entry* recent(std::uint64_t capacity) const {
+    return capacity == recent_capacity_ ? recent_entry_ : nullptr;
+  }
+  // Valid until the map's next insertion, erasure or clear (AddressMap's rule for pointers);
+  // every one of them (in add() and drain()) is followed by remember() or a reset.
+  void remember(std::uint64_t capacity, Entry* entry) {
+    recent_capacity_ = capacity;
+    recent_entry_ = entry;
+  }
+
   std::optional<Block> take(std::uint64_t capacity, bool leave_tombstone) {
-    Entry* entry = map_.find(capacity);
-    if (entry == nullptr || entry->blocks.empty()) return std::nullopt;
+    Entry* entry = recent(capacity);
+    if (entry == nullptr) {
+      entry = map_.find(capacity);
+      if (entry == nullptr) return std::nullopt;
+      remember(capacity, entry);
+    }
+    if (entry->blocks.empty()) return std::nullopt;
     const Block block{entry->blocks.pop_newest(), capacity};
     --blocks_;
     if (leave_tombstone) {
@@ -167,6 +203,8 @@ class ExactIndex {
   }
 
   AddressMap<Entry> map_;
+  std::uint64_t recent_capacity_ = 0;
+  Entry* recent_entry_ = nullptr;  // in map_, of recent_capacity_; or nullptr
   std::uint64_t blocks_ = 0;
   std::size_t used_entries_ = 0;  // entries holding a block or a tombstone
 };

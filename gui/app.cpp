@@ -194,6 +194,9 @@ void App::views_area() {
       case View::memory:
         draw_memory(model, state);
         break;
+      case View::runs:
+        draw_runs(model, state);
+        break;
       case View::segments:
         draw_segments(model, state);
         break;

@@ -12,6 +12,8 @@ const char* view_name(View view) {
       return "latency";
     case View::memory:
       return "memory";
+    case View::runs:
+      return "runs";
     case View::segments:
       return "segments";
     case View::trace:
@@ -34,6 +36,8 @@ const char* view_title(View view) {
       return "Latency";
     case View::memory:
       return "Memory over time";
+    case View::runs:
+      return "Runs";
     case View::segments:
       return "Segments";
     case View::trace:

@@ -12,11 +12,12 @@
 
 namespace alloclab::gui {
 
-enum class View { overview, hit_rate, latency, memory, segments, trace, sweep, diff };
-inline constexpr View all_views[] = {View::overview, View::hit_rate, View::latency, View::memory,
-                                     View::segments, View::trace,    View::sweep,   View::diff};
+enum class View { overview, hit_rate, latency, memory, runs, segments, trace, sweep, diff };
+inline constexpr View all_views[] = {View::overview, View::hit_rate, View::latency,
+                                     View::memory,   View::runs,     View::segments,
+                                     View::trace,    View::sweep,    View::diff};
 
-// "overview", "hit-rate", "latency", "memory", "segments", "trace", "sweep", "diff".
+// "overview", "hit-rate", "latency", "memory", "runs", "segments", "trace", "sweep", "diff".
 const char* view_name(View view);
 // Accepts view_name's names (and "hitrate", "hit_rate").
 std::optional<View> parse_view(std::string_view name);
@@ -25,6 +26,11 @@ const char* view_title(View view);
 // The names, for messages: "overview, hit-rate, ..., diff".
 std::string view_names();
 
+// What the Runs view compares, per run and strategy.
+enum class RunMetric { hit_rate, miss_rate, upstream_calls, peak_reserved };
+const char* run_metric_name(RunMetric metric);
+
+struct RunsCache;     // view_runs.cpp
 struct SegmentsView;  // view_segments.cpp: the segments view's settings and background replays
 
 struct ViewState {
@@ -34,6 +40,8 @@ struct ViewState {
   const void* memory_of = nullptr;  // the report/trace memory_x belongs to
   int latency_metric = 0;           // index into the latency names
   std::string diff_strategy;
+  std::optional<RunMetric> runs_metric;    // the Runs view's switch; unset: chosen from the data
+  std::shared_ptr<RunsCache> runs;         // the Runs view's chart and table, once per report
   std::shared_ptr<SegmentsView> segments;  // made when the view is first drawn
 };
 
@@ -51,6 +59,20 @@ std::string first_failure_line(const StrategyResult& result);
 std::string fidelity_summary(const StrategyResult& result);
 Table top_sizes_table(const nlohmann::json& trace_summary);
 
+// The Runs view's chart: per run its label (the marker's, else "run K") and per strategy its
+// value of `metric` in each run (NaN where the strategy has no such run or the run made no
+// request). Without a chosen metric: the miss rate when every run's hit rate exceeds 90% (on a
+// log axis, whose floor holds the runs without a miss), else the hit rate.
+struct RunsChart {
+  std::vector<std::string> labels;
+  std::vector<std::vector<double>> values;  // [strategy][run]
+  RunMetric metric = RunMetric::hit_rate;
+  Unit unit = Unit::percent;
+  bool log = false;
+  double lo = 0, hi = 1;
+};
+RunsChart runs_chart(const ReportDoc& report, std::optional<RunMetric> metric);
+
 // The swept parameter of a sweep report: the first spec key whose value differs between points,
 // each point's value of it as a number (sizes in bytes), and the other points' differing keys as
 // a series name. Empty `key` when nothing varies or a value is not a number.
@@ -66,6 +88,7 @@ void draw_overview(const Model& model, ViewState& state);
 void draw_hit_rate(const Model& model, ViewState& state);
 void draw_latency(const Model& model, ViewState& state);
 void draw_memory(const Model& model, ViewState& state);
+void draw_runs(const Model& model, ViewState& state);
 void draw_trace(const Model& model, ViewState& state);
 void draw_sweep(const Model& model, ViewState& state);
 void draw_diff(Model& model, ViewState& state);

@@ -1,4 +1,5 @@
-// Overview (the strategies table) and Hit rate (bars of hit rate and upstream calls).
+// Overview (the strategies table and the trade-off chart) and Hit rate (bars of hit rate and
+// upstream calls).
 #include <algorithm>
 
 #include "alloclab/format/units.hpp"
@@ -182,7 +183,18 @@ void draw_overview(const Model& model, ViewState& state) {
   outcomes(*report);
   state.table = overview_table(*report);
   empty_hint("Click a header to sort; the best value of each column is highlighted green.");
-  draw_table("strategies", state.table);
+  // The table as tall as its rows, up to half the view; the trade-off chart takes the rest
+  // (the Trade-off tab has its switches).
+  const float avail = ImGui::GetContentRegionAvail().y;
+  const float rows_h = ImGui::GetFrameHeight() * static_cast<float>(state.table.rows.size() + 1) +
+                       ImGui::GetStyle().ScrollbarSize + 8;
+  const float table_h = std::min(rows_h, avail / 2);
+  if (avail - table_h < 200) {
+    draw_table("strategies", state.table);
+    return;
+  }
+  draw_table("strategies", state.table, table_h);
+  tradeoff_chart(model, state, 0);
 }
 
 void draw_hit_rate(const Model& model, ViewState& state) {

@@ -9,16 +9,18 @@
 #include "chart.hpp"
 #include "model.hpp"
 #include "table.hpp"
+#include "tradeoff.hpp"
 
 namespace alloclab::gui {
 
-enum class View { overview, hit_rate, latency, memory, segments, trace, sweep, diff };
-inline constexpr View all_views[] = {View::overview, View::hit_rate, View::latency, View::memory,
-                                     View::segments, View::trace,    View::sweep,   View::diff};
+enum class View { overview, tradeoff, hit_rate, latency, memory, segments, trace, sweep, diff };
+inline constexpr View all_views[] = {View::overview, View::tradeoff, View::hit_rate,
+                                     View::latency,  View::memory,   View::segments,
+                                     View::trace,    View::sweep,    View::diff};
 
-// "overview", "hit-rate", "latency", "memory", "segments", "trace", "sweep", "diff".
+// "overview", "tradeoff", "hit-rate", "latency", "memory", "segments", "trace", "sweep", "diff".
 const char* view_name(View view);
-// Accepts view_name's names (and "hitrate", "hit_rate").
+// Accepts view_name's names (and "hitrate", "hit_rate", "trade-off").
 std::optional<View> parse_view(std::string_view name);
 // The tab title ("Overview", "Hit rate", ...).
 const char* view_title(View view);
@@ -34,6 +36,11 @@ struct ViewState {
   const void* memory_of = nullptr;  // the report/trace memory_x belongs to
   int latency_metric = 0;           // index into the latency names
   std::string diff_strategy;
+  // The trade-off chart (Trade-off view and Overview): what y shows, on which scale, and the
+  // report drawn over the current one (-1: none).
+  TradeoffY tradeoff_y = TradeoffY::upstream_calls;
+  bool tradeoff_y_log = true;
+  int tradeoff_compare = -1;
   std::shared_ptr<SegmentsView> segments;  // made when the view is first drawn
 };
 
@@ -42,6 +49,9 @@ Table overview_table(const ReportDoc& report);
 Table memory_table(const ReportDoc& report);
 Table diff_table(const ReportDoc& a, const ReportDoc& b);
 Table sweep_table(const ReportDoc& report);
+// The trade-off plot's points: strategy, report, peak reserved bytes, the y metric, whether the
+// point is on its report's Pareto frontier and whether advise recommends it.
+Table tradeoff_table(const TradeoffPlot& plot, const std::vector<const ReportDoc*>& reports);
 Table runs_table(const nlohmann::json& trace_summary);
 // The Overview's line for a result with a first_failure: where, and PyTorch's message.
 std::string first_failure_line(const StrategyResult& result);
@@ -63,6 +73,9 @@ struct SweepAxis {
 SweepAxis sweep_axis(const ReportDoc& report);
 
 void draw_overview(const Model& model, ViewState& state);
+void draw_tradeoff(const Model& model, ViewState& state);
+// The trade-off chart alone, `height` pixels tall (the Overview shows it under its table).
+void tradeoff_chart(const Model& model, ViewState& state, float height);
 void draw_hit_rate(const Model& model, ViewState& state);
 void draw_latency(const Model& model, ViewState& state);
 void draw_memory(const Model& model, ViewState& state);

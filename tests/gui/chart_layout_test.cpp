@@ -220,5 +220,46 @@ TEST_F(ChartLayout, the_memory_views_legend_covers_no_line) {
     EXPECT_FALSE(overlap(item(std::string("chart:memory/legend:") + entry), plot)) << entry;
 }
 
+StrategyResult rated(const std::string& spec, std::uint64_t requests, std::uint64_t misses,
+                     std::uint64_t reserved) {
+  StrategyResult r;
+  r.strategy = spec;
+  r.metrics.requests = requests;
+  r.metrics.misses = misses;
+  r.metrics.hits = requests - misses;
+  r.metrics.upstream_allocs = misses;
+  r.metrics.peak_reserved_bytes = reserved;
+  return r;
+}
+
+// The trade-off chart: every point inside the plot, its label beside it, the legend above.
+TEST_F(ChartLayout, trade_off_points_lie_in_the_plot_and_the_legend_beside_it) {
+  auto doc = std::make_shared<ReportDoc>();
+  doc->name = "report.json";
+  for (std::uint64_t k = 0; k < 12; ++k)
+    doc->results.push_back(rated("fifo-shrink:max=" + std::to_string(1u << k) + "MiB", 100000,
+                                 4096u >> k, std::uint64_t{1} << (k + 20)));
+  doc->results.push_back(rated("exact", 100000, 0, 8ull << 30));  // 0 calls on the log axis
+  Model model;
+  model.add_report(doc);
+  model.current_report = 0;
+  ViewState state;
+  frame([&] { draw_tradeoff(model, state); });
+  const ItemRect plot = item("chart:tradeoff/plot");
+  EXPECT_FALSE(overlap(item("chart:tradeoff/legend"), plot));
+  for (const StrategyResult& r : doc->results) {
+    const ItemRect point = item("chart:tradeoff/point:" + r.strategy);
+    const ImVec2 middle((point.min.x + point.max.x) / 2, (point.min.y + point.max.y) / 2);
+    EXPECT_TRUE(middle.x >= plot.min.x && middle.x <= plot.max.x && middle.y >= plot.min.y &&
+                middle.y <= plot.max.y)
+        << r.strategy << " at " << describe(point) << ", plot " << describe(plot);
+  }
+  EXPECT_NE(find_text("chart:tradeoff/y").value_or("").find("0 on the lower edge"),
+            std::string::npos);
+  // The table lists every point; all are on the frontier (each doubling halves the calls).
+  ASSERT_EQ(state.table.rows.size(), doc->results.size());
+  for (const auto& row : state.table.rows) EXPECT_EQ(row[4].csv, "yes") << row[0].csv;
+}
+
 }  // namespace
 }  // namespace alloclab::gui

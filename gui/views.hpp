@@ -41,6 +41,9 @@ struct ViewState {
   TradeoffY tradeoff_y = TradeoffY::upstream_calls;
   bool tradeoff_y_log = true;
   int tradeoff_compare = -1;
+  // The Hit rate view's first chart: -1 chooses (miss rate on a log axis when every hit rate
+  // exceeds 90%), 0 hit rate, 1 miss rate.
+  int miss_rate = -1;
   std::shared_ptr<SegmentsView> segments;  // made when the view is first drawn
 };
 

@@ -232,6 +232,29 @@ StrategyResult rated(const std::string& spec, std::uint64_t requests, std::uint6
   return r;
 }
 
+// Hit rates of 97% to 99.99% made five bars of the same height: then the first chart is the
+// miss rate on a log axis; lower hit rates keep the hit-rate axis; the switch overrides both.
+TEST_F(ChartLayout, hit_rates_above_90_percent_are_shown_as_miss_rates_on_a_log_axis) {
+  auto doc = std::make_shared<ReportDoc>();
+  doc->results = {rated("exact", 100000, 3000, 1 << 20), rated("best-fit", 100000, 100, 2 << 20),
+                  rated("fifo-shrink:max=1MiB", 100000, 10, 3 << 20)};
+  Model model;
+  model.add_report(doc);
+  model.current_report = 0;
+  ViewState state;
+  frame([&] { draw_hit_rate(model, state); });
+  EXPECT_NE(find_text("chart:hit-rate/y").value_or("").find("miss rate"), std::string::npos)
+      << find_text("chart:hit-rate/y").value_or("(no label)");
+  EXPECT_TRUE(find_item("hit-rate:scale:hit"));
+  state.miss_rate = 0;
+  frame([&] { draw_hit_rate(model, state); });
+  EXPECT_EQ(find_text("chart:hit-rate/y").value_or(""), "hit rate");
+  doc->results.push_back(rated("passthrough", 100000, 100000, 0));
+  state.miss_rate = -1;
+  frame([&] { draw_hit_rate(model, state); });
+  EXPECT_EQ(find_text("chart:hit-rate/y").value_or(""), "hit rate");
+}
+
 // The trade-off chart: every point inside the plot, its label beside it, the legend above.
 TEST_F(ChartLayout, trade_off_points_lie_in_the_plot_and_the_legend_beside_it) {
   auto doc = std::make_shared<ReportDoc>();

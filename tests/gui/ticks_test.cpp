@@ -44,6 +44,15 @@ TEST(Ticks, percent_axes_label_fractions) {
             (std::vector<std::string>{"0%", "50%", "100%"}));
 }
 
+// Miss rates of real workloads are fractions of a percent: their log axis must tell 0.01% from
+// 0.1% (it labelled every tick below 1% "0%").
+TEST(Ticks, log_percent_axes_keep_the_decimals_of_small_rates) {
+  EXPECT_EQ(labels(log_ticks(0.00005, 0.2, 10, Unit::percent)),
+            (std::vector<std::string>{"0.01%", "0.1%", "1%", "10%"}));
+  EXPECT_EQ(labels(linear_ticks(0, 0.002, 4, Unit::percent)),
+            (std::vector<std::string>{"0.00%", "0.05%", "0.10%", "0.15%", "0.20%"}));
+}
+
 TEST(Ticks, log_axes_use_powers_of_ten_or_of_two_for_bytes) {
   EXPECT_EQ(labels(log_ticks(1, 1e4, 10, Unit::ns)),
             (std::vector<std::string>{"1 ns", "10 ns", "100 ns", "1 us", "10 us"}));

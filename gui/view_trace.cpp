@@ -275,9 +275,11 @@ void draw_sweep(const Model& model, ViewState& state) {
       }
       const Metrics& m = report->results[best].metrics;
       Chart::tooltip({report->results[best].strategy,
-                      "hit rate " + format_value(m.hit_rate(), Unit::percent),
+                      "hit rate " + format_value(m.hit_rate(), Unit::percent) + " (" +
+                          grouped(m.hits) + " hits of " + grouped(m.requests) + " requests)",
                       "peak reserved " +
-                          format_value(static_cast<double>(m.peak_reserved_bytes), Unit::bytes)});
+                          format_value(static_cast<double>(m.peak_reserved_bytes), Unit::bytes) +
+                          " (" + grouped(m.peak_reserved_bytes) + " bytes)"});
     }
   };
   plot("sweep-hit-rate", Axis{0, 1.05, false, Unit::percent, "hit rate"},

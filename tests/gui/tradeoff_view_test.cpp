@@ -1,6 +1,7 @@
 // The Trade-off view driven by scripts as a user drives it: hover a strategy's point (on the
 // Overview and in the view), switch the y axis, overlay a second report, find advise's
-// recommendation; the tooltips must give the report's exact numbers.
+// recommendation; the tooltips must give the report's exact numbers, as must those of the other
+// views' bars and curves.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -122,6 +123,41 @@ TEST(TradeoffView, advises_recommendation_is_marked_and_named_in_its_tooltip) {
                         << "mouse-on \"chart:tradeoff/point:" << spec << "\"\nframes 2\n"
                         << "expect-text tooltip \"" << spec << "\"\n"
                         << "expect-text tooltip \"recommended by advise\"\n";
+  const CliResult gui = run_headless("--size 1000x700 --script " + script);
+  ALLOCLAB_SKIP_WITHOUT_RENDERING(gui);
+  EXPECT_EQ(gui.status, 0) << gui.output;
+}
+
+// Bars and curves of the other views name exact values too: the hit-rate bar its hits and misses,
+// the Diff bar its bytes, the latency CDF each strategy's count of calls.
+TEST(ChartTooltips, bars_and_curves_give_exact_values) {
+  const auto dir = scratch_dir("chart-tooltips");
+  const std::string sim = (dir / "sim.json").string(), real = (dir / "real.json").string();
+  for (const std::string& args :
+       {"-s passthrough -s exact --json " + sim,
+        "-s passthrough -s exact --upstream host-malloc --json " + real}) {
+    const CliResult cli = run_cli("replay " + traces_dir() + "/tiny.csv " + args);
+    ASSERT_EQ(cli.status, 0) << cli.output;
+  }
+  const nlohmann::json a = read_json(sim), b = read_json(real);
+  const nlohmann::json& exact_a = result_of(a, "exact");
+  const nlohmann::json& exact_b = result_of(b, "exact");
+  const std::string script = (dir / "s.txt").string();
+  // real.json opens last: it is the current report, and B of the Diff.
+  std::ofstream(script)
+      << "open " << sim << "\nwait\nopen " << real << "\nwait\n"
+      << "view hit-rate\nframes 2\nmouse-on chart:hit-rate/x:exact\nframes 2\n"
+      << "expect-text tooltip \"hits " << exact(exact_b, "hits") << ", misses "
+      << exact(exact_b, "misses") << " of " << exact(exact_b, "requests") << " requests\"\n"
+      << "view diff\nframes 2\nmouse-on chart:diff-reserved/x:exact\nframes 2\n"
+      << "expect-text tooltip \"A: \"\n"
+      << "expect-text tooltip \"(" << exact_a["peak_reserved_bytes"].get<std::uint64_t>()
+      << " bytes)\"\n"
+      << "view latency\nframes 2\nmouse-on chart:latency-cdf\nframes 2\n"
+      << "expect-text tooltip \"exact: \"\n"
+      << "expect-text tooltip \" of "
+      << grouped(exact_b["latency"]["strategy_allocate"]["count"].get<std::uint64_t>())
+      << " calls <= x\"\n";
   const CliResult gui = run_headless("--size 1000x700 --script " + script);
   ALLOCLAB_SKIP_WITHOUT_RENDERING(gui);
   EXPECT_EQ(gui.status, 0) << gui.output;

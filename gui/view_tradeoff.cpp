@@ -3,6 +3,8 @@
 // recommendation, and a second report drawn over the first for comparison.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <unordered_set>
 
 #include "alloclab/format/units.hpp"
 #include "ui_registry.hpp"
@@ -11,9 +13,10 @@
 namespace alloclab::gui {
 namespace {
 
-constexpr float kRadius = 4.0f;         // a point's marker
-constexpr float kHoverRadius = 12.0f;   // the mouse this close to a point opens its tooltip
-constexpr std::size_t kMaxLabels = 60;  // labels beyond these would not fit anyway
+constexpr float kRadius = 4.0f;            // a point's marker
+constexpr float kHoverRadius = 12.0f;      // the mouse this close to a point opens its tooltip
+constexpr std::size_t kMaxLabels = 30;     // more crowd the plot; tooltips name every point
+constexpr std::size_t kDensePoints = 200;  // more points than this: drawn the cheap way
 
 bool time_axis(TradeoffY y) {
   return y == TradeoffY::modelled_ns || y == TradeoffY::measured_ns;
@@ -82,9 +85,11 @@ std::vector<std::string> tooltip_lines(const TradeoffPlot& plot, std::size_t ind
 }
 
 // A report's marker: circles for the current report, squares for the one compared with it.
-void draw_marker(ImDrawList* list, ImVec2 at, std::size_t report, ImU32 color, float radius) {
+// `dense`: a hexagon, which at this size reads as a circle in a third of the triangles.
+void draw_marker(ImDrawList* list, ImVec2 at, std::size_t report, ImU32 color, float radius,
+                 bool dense) {
   if (report == 0)
-    list->AddCircleFilled(at, radius, color, 12);
+    list->AddCircleFilled(at, radius, color, dense ? 6 : 12);
   else
     list->AddRectFilled(ImVec2(at.x - radius, at.y - radius), ImVec2(at.x + radius, at.y + radius),
                         color);
@@ -180,22 +185,35 @@ void draw_chart(const TradeoffPlot& plot, const std::vector<const ReportDoc*>& r
       xs.push_back(plot.points[i].x);
       ys.push_back(plot.points[i].y);
     }
-    for (std::size_t i = 1; i < xs.size(); ++i)
-      list->AddLine(ImVec2(chart.px_x(xs[i - 1]), chart.px_y(ys[i - 1])),
-                    ImVec2(chart.px_x(xs[i]), chart.px_y(ys[i])),
-                    series_color(static_cast<int>(k), 0.8f), 2.0f);
+    std::vector<ImVec2> line;
+    for (std::size_t i = 0; i < xs.size(); ++i)
+      line.emplace_back(chart.px_x(xs[i]), chart.px_y(ys[i]));
+    if (line.size() > 1)
+      list->AddPolyline(line.data(), static_cast<int>(line.size()),
+                        series_color(static_cast<int>(k), 0.8f), 0, 2.0f);
   }
   // Off the frontier faint, on it opaque and larger: the eye goes to the choices worth making.
   int hovered = -1;
   float hovered_d = kHoverRadius * kHoverRadius + 1;
   const ImVec2 mouse = chart.mouse();
   const std::string point_prefix = "chart:tradeoff/point:";
+  // A dense sweep: markers lose their anti-aliased rims (thin triangles that software
+  // rasterizers shade at four times their pixels), and a dominated marker drawn where one of the
+  // same look already is (to a pixel) is drawn once. Hover and labels still see every point.
+  const bool dense = plot.points.size() > kDensePoints;
+  const ImDrawListFlags flags = list->Flags;
+  if (dense) list->Flags &= ~ImDrawListFlags_AntiAliasedFill;
+  std::unordered_set<std::uint64_t> drawn;
   for (std::size_t i = 0; i < plot.points.size(); ++i) {
     const TradeoffPoint& p = plot.points[i];
     const ImVec2 at(chart.px_x(p.x), chart.px_y(p.y));
     const int color = static_cast<int>(p.report);
-    draw_marker(list, at, p.report, series_color(color, p.frontier ? 1.0f : 0.5f),
-                p.frontier ? kRadius + 1 : kRadius);
+    const std::uint64_t cell = (static_cast<std::uint64_t>(std::lround(at.x) & 0xFFFFF) << 21) |
+                               (static_cast<std::uint64_t>(std::lround(at.y) & 0xFFFFF) << 1) |
+                               p.report;
+    if (p.frontier || !dense || drawn.insert(cell).second)
+      draw_marker(list, at, p.report, series_color(color, p.frontier ? 1.0f : 0.5f),
+                  p.frontier ? kRadius + 1 : kRadius, dense);
     if (p.recommended) list->AddCircle(at, kRadius + 5, IM_COL32_WHITE, 16, 2.0f);
     track_rect(point_prefix + (p.report == 0 ? "" : "b:") + p.label,
                ImVec2(at.x - kRadius, at.y - kRadius), ImVec2(at.x + kRadius, at.y + kRadius));
@@ -208,6 +226,7 @@ void draw_chart(const TradeoffPlot& plot, const std::vector<const ReportDoc*>& r
       }
     }
   }
+  list->Flags = flags;
   draw_labels(chart, plot);
   if (hovered >= 0) {
     const TradeoffPoint& p = plot.points[static_cast<std::size_t>(hovered)];

@@ -284,5 +284,25 @@ TEST_F(ChartLayout, trade_off_points_lie_in_the_plot_and_the_legend_beside_it) {
   for (const auto& row : state.table.rows) EXPECT_EQ(row[4].csv, "yes") << row[0].csv;
 }
 
+// A 1,000-point sweep must stay cheap for a software rasterizer: anti-aliased circles cost
+// 38,000 triangles a frame. Every point is still there to hover.
+TEST_F(ChartLayout, a_thousand_point_sweep_draws_few_triangles) {
+  auto doc = std::make_shared<ReportDoc>();
+  doc->name = "sweep.json";
+  for (std::uint64_t k = 1; k <= 1000; ++k)
+    doc->results.push_back(rated("fifo-shrink:max=" + std::to_string(64 * k) + "KiB", 100000,
+                                 100000 / (k + 10) + (k % 7) * 50, (64 * k) << 10));
+  Model model;
+  model.add_report(doc);
+  model.current_report = 0;
+  ViewState state;
+  frame([&] { draw_tradeoff(model, state); }, ImVec2(1280, 800));
+  const ImDrawData* data = ImGui::GetDrawData();
+  ASSERT_NE(data, nullptr);
+  EXPECT_LT(data->TotalIdxCount / 3, 15000) << "triangles";
+  for (const StrategyResult& r : doc->results)
+    ASSERT_TRUE(find_item("chart:tradeoff/point:" + r.strategy)) << r.strategy;
+}
+
 }  // namespace
 }  // namespace alloclab::gui

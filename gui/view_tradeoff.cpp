@@ -172,7 +172,7 @@ void draw_chart(const TradeoffPlot& plot, const std::vector<const ReportDoc*>& r
     y_label += plot.zero_on_log > 0 ? " (log scale; 0 on the lower edge)" : " (log scale)";
   y_label += ", lower left is better";
   const Axis x_axis{plot.x_range.lo, plot.x_range.hi, plot.x_range.log, Unit::bytes,
-                    "peak reserved bytes"};
+                    plot.x_range.log ? "peak reserved bytes (log scale)" : "peak reserved bytes"};
   const Axis y_axis{plot.y_range.lo, plot.y_range.hi, plot.y_range.log,
                     time_axis(plot.y) ? Unit::ns : Unit::count, y_label};
   Chart chart("tradeoff", ImVec2(0, height), x_axis, y_axis, legend);

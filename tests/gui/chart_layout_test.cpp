@@ -279,6 +279,8 @@ TEST_F(ChartLayout, trade_off_points_lie_in_the_plot_and_the_legend_beside_it) {
   }
   EXPECT_NE(find_text("chart:tradeoff/y").value_or("").find("0 on the lower edge"),
             std::string::npos);
+  // Peaks from 1 MiB to 8 GiB: a log x axis, and its label says so.
+  EXPECT_EQ(find_text("chart:tradeoff/x").value_or(""), "peak reserved bytes (log scale)");
   // The table lists every point; all are on the frontier (each doubling halves the calls).
   ASSERT_EQ(state.table.rows.size(), doc->results.size());
   for (const auto& row : state.table.rows) EXPECT_EQ(row[4].csv, "yes") << row[0].csv;

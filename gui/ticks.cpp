@@ -106,4 +106,13 @@ std::string format_value(double value, Unit unit) {
   return in_unit(value, display, display.size == 1 ? 0 : 2);
 }
 
+std::string format_exact(double value, Unit unit) {
+  // Below the first step up ("512 B", "800 ns") the value is already shown whole.
+  if ((unit != Unit::bytes && unit != Unit::ns) || !(value >= 0) || value >= 1.8e19 ||
+      display_unit(value, unit).size == 1)
+    return format_value(value, unit);
+  const std::string exact = grouped(static_cast<std::uint64_t>(std::llround(value)));
+  return format_value(value, unit) + " (" + exact + (unit == Unit::bytes ? " bytes)" : " ns)");
+}
+
 }  // namespace alloclab::gui

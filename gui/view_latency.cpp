@@ -38,11 +38,6 @@ std::vector<Bar> histogram_bars(const LatencySummary& l) {
   return bars;
 }
 
-// "1.23 ms (1,234,567 ns)": readable, then exact.
-std::string exact_ns(double ns) {
-  return format_value(ns, Unit::ns) + " (" + grouped(static_cast<std::uint64_t>(ns)) + " ns)";
-}
-
 // The share of calls at most `x` ns long: the buckets below x, and of the bucket holding x the
 // part below it (calls spread evenly inside a bucket, as the CDF draws them).
 double share_below(const std::vector<Bar>& bars, double x) {
@@ -104,9 +99,10 @@ void draw_modelled(const ReportDoc& report, ViewState& state) {
                series_color(static_cast<int>(i), 0.3f));
     if (chart.hovered() && chart.x_at(chart.mouse().x) >= x && chart.x_at(chart.mouse().x) < x + 1)
       Chart::tooltip({report.results[i].strategy,
-                      "total " + exact_ns(static_cast<double>(m->total())),
-                      "upstream allocate " + exact_ns(a), "upstream deallocate " + exact_ns(d),
-                      "hits " + exact_ns(static_cast<double>(m->hits))});
+                      "total " + format_exact(static_cast<double>(m->total()), Unit::ns),
+                      "upstream allocate " + format_exact(a, Unit::ns),
+                      "upstream deallocate " + format_exact(d, Unit::ns),
+                      "hits " + format_exact(static_cast<double>(m->hits), Unit::ns)});
   }
   empty_hint("Each bar: upstream allocate (solid), upstream deallocate (lighter), hits (faint).");
   draw_table("modelled", state.table, 140);
@@ -196,8 +192,8 @@ void draw_latency(const Model& model, ViewState& state) {
         const LatencySummary& l = it->second;
         lines.push_back(r.strategy + ": " +
                         (l.histogram.empty()
-                             ? "p50 " + exact_ns(static_cast<double>(l.p50_ns)) + ", p99 " +
-                                   exact_ns(static_cast<double>(l.p99_ns))
+                             ? "p50 " + format_exact(static_cast<double>(l.p50_ns), Unit::ns) +
+                                   ", p99 " + format_exact(static_cast<double>(l.p99_ns), Unit::ns)
                              : format_value(share_below(histogram_bars(l), at), Unit::percent) +
                                    " of " + grouped(l.count) + " calls <= x"));
       }

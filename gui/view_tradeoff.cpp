@@ -42,15 +42,6 @@ TradeoffY chosen_y(const std::vector<const ReportDoc*>& reports, ViewState& stat
   return state.tradeoff_y;
 }
 
-std::string exact_bytes(double bytes) {
-  const auto b = static_cast<std::uint64_t>(bytes);
-  return format_value(bytes, Unit::bytes) + " (" + grouped(b) + " bytes)";
-}
-
-std::string exact_ns(double ns) {
-  return format_value(ns, Unit::ns) + " (" + grouped(static_cast<std::uint64_t>(ns)) + " ns)";
-}
-
 std::vector<std::string> tooltip_lines(const TradeoffPlot& plot, std::size_t index,
                                        const std::vector<const ReportDoc*>& reports) {
   const TradeoffPoint& p = plot.points[index];
@@ -59,16 +50,17 @@ std::vector<std::string> tooltip_lines(const TradeoffPlot& plot, std::size_t ind
   const Metrics& m = r.metrics;
   std::vector<std::string> lines = {r.strategy};
   if (reports.size() > 1) lines.push_back("report " + report.name);
-  lines.push_back("peak reserved " + exact_bytes(static_cast<double>(m.peak_reserved_bytes)));
+  lines.push_back("peak reserved " +
+                  format_exact(static_cast<double>(m.peak_reserved_bytes), Unit::bytes));
   lines.push_back("upstream calls " + grouped(m.upstream_allocs + m.upstream_frees) + " (" +
                   grouped(m.upstream_allocs) + " allocs + " + grouped(m.upstream_frees) +
                   " frees)");
   lines.push_back("misses " + grouped(m.misses) + " of " + grouped(m.requests) +
                   " requests (hit rate " + format_value(m.hit_rate(), Unit::percent) + ")");
   if (const auto t = tradeoff_y_value(r, TradeoffY::modelled_ns))
-    lines.push_back("modelled time " + exact_ns(*t));
+    lines.push_back("modelled time " + format_exact(*t, Unit::ns));
   if (const auto t = tradeoff_y_value(r, TradeoffY::measured_ns))
-    lines.push_back("measured allocate time " + exact_ns(*t) + " over " +
+    lines.push_back("measured allocate time " + format_exact(*t, Unit::ns) + " over " +
                     grouped(r.latency.at("strategy_allocate").count) + " calls");
   if (p.frontier) {
     lines.push_back("on the Pareto frontier");

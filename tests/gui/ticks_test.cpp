@@ -75,5 +75,14 @@ TEST(Ticks, values_format_with_units) {
   EXPECT_EQ(format_value(0, Unit::count), "0");
 }
 
+TEST(Ticks, exact_values_add_the_whole_bytes_or_ns) {
+  EXPECT_EQ(format_exact(30326784, Unit::bytes), "28.92 MiB (30,326,784 bytes)");
+  EXPECT_EQ(format_exact(1234567, Unit::ns), "1.23 ms (1,234,567 ns)");
+  EXPECT_EQ(format_exact(512, Unit::bytes), "512 B");
+  EXPECT_EQ(format_exact(800, Unit::ns), "800 ns");
+  EXPECT_EQ(format_exact(0.875, Unit::percent), "87.50%");
+  EXPECT_EQ(format_exact(1234, Unit::count), "1,234");
+}
+
 }  // namespace
 }  // namespace alloclab::gui

@@ -198,6 +198,15 @@ void draw_overview(const Model& model, ViewState& state) {
   tradeoff_chart(model, state, 0);
 }
 
+Axis miss_rate_axis(const std::vector<double>& miss_rates) {
+  const TradeoffRange range = log_range(miss_rates);
+  const bool zero =
+      std::any_of(miss_rates.begin(), miss_rates.end(), [](double m) { return !(m > 0); });
+  return Axis{range.lo, range.hi, true, Unit::percent,
+              zero ? "miss rate (1 - hit rate, log scale; 0 on the lower edge), lower is better"
+                   : "miss rate (1 - hit rate, log scale), lower is better"};
+}
+
 namespace {
 
 // A rate as a percentage with three significant digits: 0.0123% and 99.9% alike.
@@ -291,14 +300,8 @@ void draw_hit_rate(const Model& model, ViewState& state) {
     }
   };
   if (miss) {
-    const TradeoffRange range = log_range(miss_rates);
-    const bool zero =
-        std::any_of(miss_rates.begin(), miss_rates.end(), [](double m) { return !(m > 0); });
     bars(
-        "hit-rate",
-        Axis{range.lo, range.hi, true, Unit::percent,
-             zero ? "miss rate (1 - hit rate, log scale; 0 on the lower edge), lower is better"
-                  : "miss rate (1 - hit rate, log scale), lower is better"},
+        "hit-rate", miss_rate_axis(miss_rates),
         [](const StrategyResult& r) { return 1 - r.metrics.hit_rate(); }, rate_text);
   } else {
     bars(

@@ -41,8 +41,8 @@ struct ViewState {
   TradeoffY tradeoff_y = TradeoffY::upstream_calls;
   bool tradeoff_y_log = true;
   int tradeoff_compare = -1;
-  // The Hit rate view's first chart: -1 chooses (miss rate on a log axis when every hit rate
-  // exceeds 90%), 0 hit rate, 1 miss rate.
+  // The Hit rate view's first chart and the Sweep view's hit-rate chart: -1 chooses (miss rate
+  // on a log axis when every hit rate exceeds 90%), 0 hit rate, 1 miss rate.
   int miss_rate = -1;
   std::shared_ptr<SegmentsView> segments;  // made when the view is first drawn
 };
@@ -89,6 +89,9 @@ void draw_segments(const Model& model, ViewState& state);
 // True while the segments view's replays work toward what it shows (scripts' `wait`, and
 // headless screenshots, wait for them).
 bool segments_busy(const ViewState& state);
+
+// A log axis of miss rates (fractions) holding every one above 0, labelled as such.
+Axis miss_rate_axis(const std::vector<double>& miss_rates);
 
 // A line of grey text for an empty view.
 void empty_hint(const char* text);

@@ -255,6 +255,25 @@ TEST_F(ChartLayout, hit_rates_above_90_percent_are_shown_as_miss_rates_on_a_log_
   EXPECT_EQ(find_text("chart:hit-rate/y").value_or(""), "hit rate");
 }
 
+// The Sweep view's hit-rate chart follows the same rule.
+TEST_F(ChartLayout, a_sweep_above_90_percent_plots_its_miss_rate_on_a_log_axis) {
+  auto doc = std::make_shared<ReportDoc>();
+  doc->json = {{"sweep", {{"templates", {"fifo-shrink:max={1MiB..4MiB:x2}"}}}}};
+  for (std::uint64_t mib : {1, 2, 4})
+    doc->results.push_back(
+        rated("fifo-shrink:max=" + std::to_string(mib) + "MiB", 100000, 400 / mib, mib << 20));
+  Model model;
+  model.add_report(doc);
+  model.current_report = 0;
+  ViewState state;
+  frame([&] { draw_sweep(model, state); });
+  EXPECT_NE(find_text("chart:sweep-hit-rate/y").value_or("").find("miss rate"), std::string::npos)
+      << find_text("chart:sweep-hit-rate/y").value_or("(no label)");
+  state.miss_rate = 0;
+  frame([&] { draw_sweep(model, state); });
+  EXPECT_EQ(find_text("chart:sweep-hit-rate/y").value_or(""), "hit rate");
+}
+
 // The trade-off chart: every point inside the plot, its label beside it, the legend above.
 TEST_F(ChartLayout, trade_off_points_lie_in_the_plot_and_the_legend_beside_it) {
   auto doc = std::make_shared<ReportDoc>();

@@ -185,6 +185,9 @@ void App::views_area() {
       case View::overview:
         draw_overview(model, state);
         break;
+      case View::tradeoff:
+        draw_tradeoff(model, state);
+        break;
       case View::hit_rate:
         draw_hit_rate(model, state);
         break;

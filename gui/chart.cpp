@@ -141,6 +141,8 @@ Chart::Chart(const char* id, ImVec2 size, Axis x, Axis y, std::vector<LegendEntr
     }
   }
   if (any_entry) track_rect("chart:" + id_ + "/legend", legend_min, legend_max);
+  if (!y_.label.empty()) track_text("chart:" + id_ + "/y", y_.label);
+  if (!x_.label.empty()) track_text("chart:" + id_ + "/x", x_.label);
 
   const int y_max_ticks = std::max(2, static_cast<int>((p1_.y - p0_.y) / 40));
   const auto yt = y_.log ? log_ticks(y_.lo, y_.hi, y_max_ticks, y_.unit)

@@ -49,7 +49,8 @@ class Chart {
   // grid, ticks, axis labels and the legend (above the plot area, wrapped into rows). `id`
   // names the chart for scripts ("chart:ID"); the UI registry also gets "chart:ID/plot" (the
   // plot area), "chart:ID/legend" (all the legend's entries) and "chart:ID/legend:LABEL", and
-  // "chart:ID/x:NAME" for each category label drawn.
+  // "chart:ID/x:NAME" for each category label drawn; the axes' labels are its texts "chart:ID/x"
+  // and "chart:ID/y".
   Chart(const char* id, ImVec2 size, Axis x, Axis y, std::vector<LegendEntry> legend = {});
   ~Chart();
   Chart(const Chart&) = delete;

@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
                "replace the files --screenshot and the --script write if they exist");
   app.add_option("--size", size, "window size WxH (default 1280x800)")->type_name("WxH");
   app.add_option("--view", o.view,
-                 "first view: overview, hit-rate, latency, memory, segments, trace, sweep, diff")
+                 "first view: overview, tradeoff, hit-rate, latency, memory, segments, trace, "
+                 "sweep, diff")
       ->type_name("VIEW");
   app.add_option("--script", o.script,
                  "play the UI actions in this file (docs/cli.md: `alloclab gui`)")

@@ -122,18 +122,23 @@ void draw_table(const char* id, const Table& table, float height) {
     });
   }
   const std::vector<std::vector<bool>> best = best_cells(table);
-  for (std::size_t r : order) {
-    ImGui::TableNextRow();
-    for (int c = 0; c < ncols; ++c) {
-      ImGui::TableSetColumnIndex(c);
-      const auto cu = static_cast<std::size_t>(c);
-      if (cu >= table.rows[r].size()) continue;
-      const Cell& cell = table.rows[r][cu];
-      if (best[cu][r])
-        ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, IM_COL32(40, 140, 70, 170));
-      ImGui::TextUnformatted(cell.shown.empty() ? cell.csv.c_str() : cell.shown.c_str());
+  // Only the rows in view are submitted: a sweep's table has thousands.
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(order.size()));
+  while (clipper.Step())
+    for (int row = clipper.DisplayStart; row < clipper.DisplayEnd; ++row) {
+      const std::size_t r = order[static_cast<std::size_t>(row)];
+      ImGui::TableNextRow();
+      for (int c = 0; c < ncols; ++c) {
+        ImGui::TableSetColumnIndex(c);
+        const auto cu = static_cast<std::size_t>(c);
+        if (cu >= table.rows[r].size()) continue;
+        const Cell& cell = table.rows[r][cu];
+        if (best[cu][r])
+          ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, IM_COL32(40, 140, 70, 170));
+        ImGui::TextUnformatted(cell.shown.empty() ? cell.csv.c_str() : cell.shown.c_str());
+      }
     }
-  }
   ImGui::EndTable();
   track_item(std::string("table:") + id);
 }

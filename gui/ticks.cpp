@@ -20,7 +20,9 @@ DisplayUnit display_unit(double v, Unit unit) {
 std::string label_at(double value, double step_scaled, DisplayUnit display, Unit unit) {
   char text[48];
   if (unit == Unit::percent) {
-    const int decimals = step_scaled >= 0.01 ? 0 : step_scaled >= 0.001 ? 1 : 2;
+    // As many decimals as the step needs (0.1% steps: one), so that ticks stay apart.
+    int decimals = 0;
+    for (double s = step_scaled * 100; s < 1 - 1e-9 && decimals < 6; s *= 10) ++decimals;
     std::snprintf(text, sizeof text, "%.*f%%", decimals, value * 100);
     return text;
   }
@@ -74,7 +76,9 @@ std::vector<Tick> log_ticks(double lo, double hi, int max_ticks, Unit unit) {
     const long long kk = std::llround(k);
     if ((kk - std::llround(k0)) % every != 0) continue;
     const double value = std::pow(base, k);
-    ticks.push_back({value, label_at(value, 1, display_unit(value, unit), unit)});
+    // A percentage below 1% needs its decimals (a miss rate of 0.01%); other units scale.
+    const double step = unit == Unit::percent ? value : 1;
+    ticks.push_back({value, label_at(value, step, display_unit(value, unit), unit)});
   }
   return ticks;
 }
@@ -100,6 +104,15 @@ std::string format_value(double value, Unit unit) {
   // Whole base units below the first step up (512 B, 800 ns), two decimals above it.
   const DisplayUnit display = display_unit(value, unit);
   return in_unit(value, display, display.size == 1 ? 0 : 2);
+}
+
+std::string format_exact(double value, Unit unit) {
+  // Below the first step up ("512 B", "800 ns") the value is already shown whole.
+  if ((unit != Unit::bytes && unit != Unit::ns) || !(value >= 0) || value >= 1.8e19 ||
+      display_unit(value, unit).size == 1)
+    return format_value(value, unit);
+  const std::string exact = grouped(static_cast<std::uint64_t>(std::llround(value)));
+  return format_value(value, unit) + " (" + exact + (unit == Unit::bytes ? " bytes)" : " ns)");
 }
 
 }  // namespace alloclab::gui

@@ -23,5 +23,9 @@ std::vector<Tick> log_ticks(double lo, double hi, int max_ticks, Unit unit);
 // takes a fraction: 0.875), "1,234,567". Units and separators are those of
 // alloclab/format/units.hpp (grouped() for exact counts).
 std::string format_value(double value, Unit unit);
+// For tooltips: format_value, then the exact whole number of base units for bytes and ns
+// ("28.92 MiB (30,326,784 bytes)", "1.23 ms (1,234,567 ns)"); format_value alone for the
+// others and where it shows whole units ("512 B").
+std::string format_exact(double value, Unit unit);
 
 }  // namespace alloclab::gui

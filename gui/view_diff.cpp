@@ -92,8 +92,11 @@ void draw_diff(Model& model, ViewState& state) {
     if (chart.hovered() && chart.x_at(chart.mouse().x) >= x &&
         chart.x_at(chart.mouse().x) < x + 1) {
       const auto& row = state.table.rows[i];
-      Chart::tooltip({row[0].csv, "A: " + row[7].shown, "B: " + row[8].shown,
-                      "B - A: " + row[9].shown, "hit rate B - A: " + row[3].shown});
+      // csv holds the exact bytes; shown the readable form.
+      Chart::tooltip({row[0].csv, "A: " + row[7].shown + " (" + row[7].csv + " bytes)",
+                      "B: " + row[8].shown + " (" + row[8].csv + " bytes)",
+                      "B - A: " + row[9].shown + " (" + row[9].csv + " bytes)",
+                      "hit rate B - A: " + row[3].shown});
     }
   }
   draw_table("diff", state.table, 170);

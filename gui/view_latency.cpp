@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "alloclab/format/units.hpp"
 #include "views.hpp"
 
 namespace alloclab::gui {
@@ -35,6 +36,19 @@ std::vector<Bar> histogram_bars(const LatencySummary& l) {
                     static_cast<double>(high) + 1,
                     static_cast<double>(n) / static_cast<double>(l.count)});
   return bars;
+}
+
+// The share of calls at most `x` ns long: the buckets below x, and of the bucket holding x the
+// part below it (calls spread evenly inside a bucket, as the CDF draws them).
+double share_below(const std::vector<Bar>& bars, double x) {
+  double share = 0;
+  for (const Bar& b : bars) {
+    if (x >= b.x1)
+      share += b.share;
+    else if (x > b.x0)
+      share += b.share * (x - b.x0) / (b.x1 - b.x0);
+  }
+  return share;
 }
 
 void draw_modelled(const ReportDoc& report, ViewState& state) {
@@ -83,6 +97,12 @@ void draw_modelled(const ReportDoc& report, ViewState& state) {
     chart.rect(x + 0.15, a, x + 0.85, a + d, series_color(static_cast<int>(i), 0.6f));
     chart.rect(x + 0.15, a + d, x + 0.85, a + d + static_cast<double>(m->hits),
                series_color(static_cast<int>(i), 0.3f));
+    if (chart.hovered() && chart.x_at(chart.mouse().x) >= x && chart.x_at(chart.mouse().x) < x + 1)
+      Chart::tooltip({report.results[i].strategy,
+                      "total " + format_exact(static_cast<double>(m->total()), Unit::ns),
+                      "upstream allocate " + format_exact(a, Unit::ns),
+                      "upstream deallocate " + format_exact(d, Unit::ns),
+                      "hits " + format_exact(static_cast<double>(m->hits), Unit::ns)});
   }
   empty_hint("Each bar: upstream allocate (solid), upstream deallocate (lighter), hits (faint).");
   draw_table("modelled", state.table, 140);
@@ -162,7 +182,23 @@ void draw_latency(const Model& model, ViewState& state) {
       cdf.vline(static_cast<double>(it->second.p99_ns), series_color(static_cast<int>(i), 0.5f),
                 "p99");
     }
-    if (cdf.hovered()) Chart::tooltip({"x = " + format_value(cdf.x_at(cdf.mouse().x), Unit::ns)});
+    if (cdf.hovered()) {
+      // At the cursor's x, each strategy's share of calls at most that long.
+      const double at = cdf.x_at(cdf.mouse().x);
+      std::vector<std::string> lines = {"x = " + format_value(at, Unit::ns)};
+      for (const StrategyResult& r : report->results) {
+        const auto it = r.latency.find(metric);
+        if (it == r.latency.end() || it->second.count == 0) continue;
+        const LatencySummary& l = it->second;
+        lines.push_back(r.strategy + ": " +
+                        (l.histogram.empty()
+                             ? "p50 " + format_exact(static_cast<double>(l.p50_ns), Unit::ns) +
+                                   ", p99 " + format_exact(static_cast<double>(l.p99_ns), Unit::ns)
+                             : format_value(share_below(histogram_bars(l), at), Unit::percent) +
+                                   " of " + grouped(l.count) + " calls <= x"));
+      }
+      Chart::tooltip(lines);
+    }
   }
   {
     // With the report's histogram: one bar per bucket (8 per power of two). Older reports keep
@@ -178,12 +214,22 @@ void draw_latency(const Model& model, ViewState& state) {
         "latency-histogram", ImVec2(0, h), x,
         Axis{0, bucketed ? std::min(1.0, y_hi * 1.1) : 1.05, false, Unit::percent,
              bucketed ? "share of calls (per bucket)" : "share of calls (between percentiles)"});
+    std::vector<std::string> hovered;  // the buckets under the cursor, one per strategy
     for (std::size_t i = 0; i < report->results.size(); ++i) {
       const auto it = report->results[i].latency.find(metric);
       if (it == report->results[i].latency.end() || it->second.count == 0) continue;
       const ImU32 color = series_color(static_cast<int>(i), 0.45f);
       if (!it->second.histogram.empty()) {
-        for (const Bar& b : histogram_bars(it->second)) hist.rect(b.x0, 0, b.x1, b.share, color);
+        for (const Bar& b : histogram_bars(it->second)) {
+          hist.rect(b.x0, 0, b.x1, b.share, color);
+          const double at = hist.hovered() ? hist.x_at(hist.mouse().x) : 0;
+          if (at >= b.x0 && at < b.x1)
+            hovered.push_back(report->results[i].strategy + ": " + format_value(b.x0, Unit::ns) +
+                              " .. " + format_value(b.x1 - 1, Unit::ns) + ", " +
+                              grouped(static_cast<std::uint64_t>(
+                                  std::llround(b.share * static_cast<double>(it->second.count)))) +
+                              " calls (" + format_value(b.share, Unit::percent) + ")");
+        }
         continue;
       }
       double prev_x = 1, prev_q = 0;
@@ -193,6 +239,7 @@ void draw_latency(const Model& model, ViewState& state) {
         prev_q = q;
       }
     }
+    if (!hovered.empty()) Chart::tooltip(hovered);
   }
   draw_table("latency", state.table, 150);
 }

@@ -1,5 +1,7 @@
-// Overview (the strategies table) and Hit rate (bars of hit rate and upstream calls).
+// Overview (the strategies table and the trade-off chart) and Hit rate (bars of hit rate and
+// upstream calls).
 #include <algorithm>
+#include <cstdio>
 
 #include "alloclab/format/units.hpp"
 #include "alloclab/replay/first_failure.hpp"
@@ -182,8 +184,39 @@ void draw_overview(const Model& model, ViewState& state) {
   outcomes(*report);
   state.table = overview_table(*report);
   empty_hint("Click a header to sort; the best value of each column is highlighted green.");
-  draw_table("strategies", state.table);
+  // The table as tall as its rows, up to half the view; the trade-off chart takes the rest
+  // (the Trade-off tab has its switches).
+  const float avail = ImGui::GetContentRegionAvail().y;
+  const float rows_h = ImGui::GetFrameHeight() * static_cast<float>(state.table.rows.size() + 1) +
+                       ImGui::GetStyle().ScrollbarSize + 8;
+  const float table_h = std::min(rows_h, avail / 2);
+  if (avail - table_h < 200) {
+    draw_table("strategies", state.table);
+    return;
+  }
+  draw_table("strategies", state.table, table_h);
+  tradeoff_chart(model, state, 0);
 }
+
+Axis miss_rate_axis(const std::vector<double>& miss_rates) {
+  const TradeoffRange range = log_range(miss_rates);
+  const bool zero =
+      std::any_of(miss_rates.begin(), miss_rates.end(), [](double m) { return !(m > 0); });
+  return Axis{range.lo, range.hi, true, Unit::percent,
+              zero ? "miss rate (1 - hit rate, log scale; 0 on the lower edge), lower is better"
+                   : "miss rate (1 - hit rate, log scale), lower is better"};
+}
+
+namespace {
+
+// A rate as a percentage with three significant digits: 0.0123% and 99.9% alike.
+std::string rate_text(double rate) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g%%", rate * 100);
+  return text;
+}
+
+}  // namespace
 
 void draw_hit_rate(const Model& model, ViewState& state) {
   const ReportDoc* report = model.report();
@@ -195,16 +228,31 @@ void draw_hit_rate(const Model& model, ViewState& state) {
   Table t;
   t.columns = {{"strategy", Better::none},
                {"hit_rate", Better::higher},
+               {"miss_rate", Better::lower},
                {"upstream_allocs", Better::lower},
                {"upstream_frees", Better::lower}};
   double max_calls = 1;
+  std::vector<double> hit_rates, miss_rates;
   for (const StrategyResult& r : report->results) {
     max_calls = std::max(max_calls,
                          static_cast<double>(r.metrics.upstream_allocs + r.metrics.upstream_frees));
+    hit_rates.push_back(r.metrics.hit_rate());
+    miss_rates.push_back(1 - r.metrics.hit_rate());
     t.rows.push_back({text_cell(r.strategy), ratio_cell(r.metrics.hit_rate(), true),
+                      ratio_cell(1 - r.metrics.hit_rate(), true),
                       count_cell(r.metrics.upstream_allocs), count_cell(r.metrics.upstream_frees)});
   }
   state.table = t;
+  // Near 100% every hit-rate bar looks full; the miss rate on a log axis shows that 99.9% and
+  // 99.99% differ tenfold in misses.
+  const bool miss = state.miss_rate < 0 ? prefer_miss_rate(hit_rates) : state.miss_rate == 1;
+  ImGui::TextUnformatted("first chart:");
+  ImGui::SameLine();
+  if (ImGui::RadioButton("hit rate", !miss)) state.miss_rate = 0;
+  track_item("hit-rate:scale:hit");
+  ImGui::SameLine();
+  if (ImGui::RadioButton("miss rate (log scale)", miss)) state.miss_rate = 1;
+  track_item("hit-rate:scale:miss");
   const auto n = static_cast<double>(report->results.size());
   const float h = std::max(160.0f, (ImGui::GetContentRegionAvail().y - 10) / 2);
   std::vector<std::string> names;
@@ -224,11 +272,12 @@ void draw_hit_rate(const Model& model, ViewState& state) {
       widest = std::max(widest, ImGui::CalcTextSize(values.back().c_str()).x);
     }
     const bool show_values = widest <= chart.px_x(1) - chart.px_x(0) - 4;
+    const double base = chart.y_axis().lo;
     int hovered = -1;
     for (std::size_t i = 0; i < report->results.size(); ++i) {
       const double x = static_cast<double>(i);
       const double v = value_of(report->results[i]);
-      chart.rect(x + 0.15, y.lo, x + 0.85, v, series_color(static_cast<int>(i)));
+      chart.rect(x + 0.15, base, x + 0.85, v, series_color(static_cast<int>(i)));
       const float width = ImGui::CalcTextSize(values[i].c_str()).x;
       if (show_values)
         chart.draw_list()->AddText(
@@ -240,16 +289,26 @@ void draw_hit_rate(const Model& model, ViewState& state) {
     }
     if (hovered >= 0) {
       const StrategyResult& r = report->results[static_cast<std::size_t>(hovered)];
-      Chart::tooltip({r.strategy, "hit rate " + format_value(r.metrics.hit_rate(), Unit::percent),
-                      "hits " + grouped(r.metrics.hits) + " of " + grouped(r.metrics.requests),
-                      "upstream allocs " + grouped(r.metrics.upstream_allocs),
-                      "upstream frees " + grouped(r.metrics.upstream_frees)});
+      const Metrics& m = r.metrics;
+      Chart::tooltip({r.strategy, "hit rate " + format_value(m.hit_rate(), Unit::percent),
+                      "miss rate " + rate_text(1 - m.hit_rate()),
+                      "hits " + grouped(m.hits) + ", misses " + grouped(m.misses) + " of " +
+                          grouped(m.requests) + " requests",
+                      "upstream calls " + grouped(m.upstream_allocs + m.upstream_frees) + " (" +
+                          grouped(m.upstream_allocs) + " allocs + " + grouped(m.upstream_frees) +
+                          " frees)"});
     }
   };
-  bars(
-      "hit-rate", Axis{0, 1.08, false, Unit::percent, "hit rate"},
-      [](const StrategyResult& r) { return r.metrics.hit_rate(); },
-      [](double v) { return format_value(v, Unit::percent); });
+  if (miss) {
+    bars(
+        "hit-rate", miss_rate_axis(miss_rates),
+        [](const StrategyResult& r) { return 1 - r.metrics.hit_rate(); }, rate_text);
+  } else {
+    bars(
+        "hit-rate", Axis{0, 1.08, false, Unit::percent, "hit rate"},
+        [](const StrategyResult& r) { return r.metrics.hit_rate(); },
+        [](double v) { return format_value(v, Unit::percent); });
+  }
   bars(
       "upstream-calls",
       Axis{0, max_calls * 1.12, false, Unit::count, "upstream calls (allocs + frees)"},

@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include "alloclab/format/units.hpp"
+#include "tradeoff.hpp"
 #include "ui_registry.hpp"
 #include "views.hpp"
 
@@ -65,11 +66,12 @@ RunsChart runs_chart(const ReportDoc& report, std::optional<RunMetric> chosen) {
   }
   // Hit rates of real workloads sit above 90%, where a linear axis shows bars of one height:
   // then the miss rate on a log axis tells 99.9% from 99.99%.
-  bool all_high = true;
+  std::vector<double> hit_rates;
   for (const StrategyResult& r : report.results)
     for (const RunMetrics& run : r.runs)
-      if (run.requests > 0 && run_value(run, RunMetric::hit_rate) <= 0.9) all_high = false;
-  c.metric = chosen.value_or(all_high ? RunMetric::miss_rate : RunMetric::hit_rate);
+      if (run.requests > 0) hit_rates.push_back(run_value(run, RunMetric::hit_rate));
+  c.metric =
+      chosen.value_or(prefer_miss_rate(hit_rates) ? RunMetric::miss_rate : RunMetric::hit_rate);
   c.unit = c.metric == RunMetric::upstream_calls  ? Unit::count
            : c.metric == RunMetric::peak_reserved ? Unit::bytes
                                                   : Unit::percent;

@@ -275,13 +275,27 @@ void draw_sweep(const Model& model, ViewState& state) {
       }
       const Metrics& m = report->results[best].metrics;
       Chart::tooltip({report->results[best].strategy,
-                      "hit rate " + format_value(m.hit_rate(), Unit::percent),
+                      "hit rate " + format_value(m.hit_rate(), Unit::percent) + " (" +
+                          grouped(m.hits) + " hits of " + grouped(m.requests) + " requests)",
                       "peak reserved " +
-                          format_value(static_cast<double>(m.peak_reserved_bytes), Unit::bytes)});
+                          format_value(static_cast<double>(m.peak_reserved_bytes), Unit::bytes) +
+                          " (" + grouped(m.peak_reserved_bytes) + " bytes)"});
     }
   };
-  plot("sweep-hit-rate", Axis{0, 1.05, false, Unit::percent, "hit rate"},
-       [](const StrategyResult& r) { return r.metrics.hit_rate(); });
+  // As in the Hit rate view: above 90% everywhere, the miss rate on a log axis tells the points
+  // apart (the switch there picks for both).
+  std::vector<double> hit_rates, miss_rates;
+  for (const StrategyResult& r : report->results) {
+    hit_rates.push_back(r.metrics.hit_rate());
+    miss_rates.push_back(1 - r.metrics.hit_rate());
+  }
+  if (state.miss_rate < 0 ? prefer_miss_rate(hit_rates) : state.miss_rate == 1) {
+    plot("sweep-hit-rate", miss_rate_axis(miss_rates),
+         [](const StrategyResult& r) { return 1 - r.metrics.hit_rate(); });
+  } else {
+    plot("sweep-hit-rate", Axis{0, 1.05, false, Unit::percent, "hit rate"},
+         [](const StrategyResult& r) { return r.metrics.hit_rate(); });
+  }
   plot("sweep-reserved", Axis{0, reserved_hi * 1.1, false, Unit::bytes, "peak reserved"},
        [](const StrategyResult& r) { return static_cast<double>(r.metrics.peak_reserved_bytes); });
   draw_table("sweep", state.table, 140);

@@ -6,6 +6,8 @@ const char* view_name(View view) {
   switch (view) {
     case View::overview:
       return "overview";
+    case View::tradeoff:
+      return "tradeoff";
     case View::hit_rate:
       return "hit-rate";
     case View::latency:
@@ -30,6 +32,8 @@ const char* view_title(View view) {
   switch (view) {
     case View::overview:
       return "Overview";
+    case View::tradeoff:
+      return "Trade-off";
     case View::hit_rate:
       return "Hit rate";
     case View::latency:
@@ -58,6 +62,7 @@ std::string view_names() {
 
 std::optional<View> parse_view(std::string_view name) {
   if (name == "hitrate" || name == "hit_rate") return View::hit_rate;
+  if (name == "trade-off") return View::tradeoff;
   for (View v : all_views)
     if (name == view_name(v)) return v;
   return std::nullopt;

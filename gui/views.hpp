@@ -9,17 +9,30 @@
 #include "chart.hpp"
 #include "model.hpp"
 #include "table.hpp"
+#include "tradeoff.hpp"
 
 namespace alloclab::gui {
 
-enum class View { overview, hit_rate, latency, memory, runs, segments, trace, sweep, diff };
-inline constexpr View all_views[] = {View::overview, View::hit_rate, View::latency,
-                                     View::memory,   View::runs,     View::segments,
-                                     View::trace,    View::sweep,    View::diff};
+enum class View {
+  overview,
+  tradeoff,
+  hit_rate,
+  latency,
+  memory,
+  runs,
+  segments,
+  trace,
+  sweep,
+  diff
+};
+inline constexpr View all_views[] = {View::overview, View::tradeoff, View::hit_rate, View::latency,
+                                     View::memory,   View::runs,     View::segments, View::trace,
+                                     View::sweep,    View::diff};
 
-// "overview", "hit-rate", "latency", "memory", "runs", "segments", "trace", "sweep", "diff".
+// "overview", "tradeoff", "hit-rate", "latency", "memory", "runs", "segments", "trace", "sweep",
+// "diff".
 const char* view_name(View view);
-// Accepts view_name's names (and "hitrate", "hit_rate").
+// Accepts view_name's names (and "hitrate", "hit_rate", "trade-off").
 std::optional<View> parse_view(std::string_view name);
 // The tab title ("Overview", "Hit rate", ...).
 const char* view_title(View view);
@@ -40,8 +53,16 @@ struct ViewState {
   const void* memory_of = nullptr;  // the report/trace memory_x belongs to
   int latency_metric = 0;           // index into the latency names
   std::string diff_strategy;
-  std::optional<RunMetric> runs_metric;    // the Runs view's switch; unset: chosen from the data
-  std::shared_ptr<RunsCache> runs;         // the Runs view's chart and table, once per report
+  std::optional<RunMetric> runs_metric;  // the Runs view's switch; unset: chosen from the data
+  std::shared_ptr<RunsCache> runs;       // the Runs view's chart and table, once per report
+  // The trade-off chart (Trade-off view and Overview): what y shows, on which scale, and the
+  // report drawn over the current one (-1: none).
+  TradeoffY tradeoff_y = TradeoffY::upstream_calls;
+  bool tradeoff_y_log = true;
+  int tradeoff_compare = -1;
+  // The Hit rate view's first chart and the Sweep view's hit-rate chart: -1 chooses (miss rate
+  // on a log axis when every hit rate exceeds 90%), 0 hit rate, 1 miss rate.
+  int miss_rate = -1;
   std::shared_ptr<SegmentsView> segments;  // made when the view is first drawn
 };
 
@@ -50,6 +71,9 @@ Table overview_table(const ReportDoc& report);
 Table memory_table(const ReportDoc& report);
 Table diff_table(const ReportDoc& a, const ReportDoc& b);
 Table sweep_table(const ReportDoc& report);
+// The trade-off plot's points: strategy, report, peak reserved bytes, the y metric, whether the
+// point is on its report's Pareto frontier and whether advise recommends it.
+Table tradeoff_table(const TradeoffPlot& plot, const std::vector<const ReportDoc*>& reports);
 Table runs_table(const nlohmann::json& trace_summary);
 // The Overview's line for a result with a first_failure: where, and PyTorch's message.
 std::string first_failure_line(const StrategyResult& result);
@@ -85,6 +109,9 @@ struct SweepAxis {
 SweepAxis sweep_axis(const ReportDoc& report);
 
 void draw_overview(const Model& model, ViewState& state);
+void draw_tradeoff(const Model& model, ViewState& state);
+// The trade-off chart alone, `height` pixels tall (the Overview shows it under its table).
+void tradeoff_chart(const Model& model, ViewState& state, float height);
 void draw_hit_rate(const Model& model, ViewState& state);
 void draw_latency(const Model& model, ViewState& state);
 void draw_memory(const Model& model, ViewState& state);
@@ -96,6 +123,9 @@ void draw_segments(const Model& model, ViewState& state);
 // True while the segments view's replays work toward what it shows (scripts' `wait`, and
 // headless screenshots, wait for them).
 bool segments_busy(const ViewState& state);
+
+// A log axis of miss rates (fractions) holding every one above 0, labelled as such.
+Axis miss_rate_axis(const std::vector<double>& miss_rates);
 
 // A line of grey text for an empty view.
 void empty_hint(const char* text);

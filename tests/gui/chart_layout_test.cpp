@@ -220,5 +220,110 @@ TEST_F(ChartLayout, the_memory_views_legend_covers_no_line) {
     EXPECT_FALSE(overlap(item(std::string("chart:memory/legend:") + entry), plot)) << entry;
 }
 
+StrategyResult rated(const std::string& spec, std::uint64_t requests, std::uint64_t misses,
+                     std::uint64_t reserved) {
+  StrategyResult r;
+  r.strategy = spec;
+  r.metrics.requests = requests;
+  r.metrics.misses = misses;
+  r.metrics.hits = requests - misses;
+  r.metrics.upstream_allocs = misses;
+  r.metrics.peak_reserved_bytes = reserved;
+  return r;
+}
+
+// Hit rates of 97% to 99.99% made five bars of the same height: then the first chart is the
+// miss rate on a log axis; lower hit rates keep the hit-rate axis; the switch overrides both.
+TEST_F(ChartLayout, hit_rates_above_90_percent_are_shown_as_miss_rates_on_a_log_axis) {
+  auto doc = std::make_shared<ReportDoc>();
+  doc->results = {rated("exact", 100000, 3000, 1 << 20), rated("best-fit", 100000, 100, 2 << 20),
+                  rated("fifo-shrink:max=1MiB", 100000, 10, 3 << 20)};
+  Model model;
+  model.add_report(doc);
+  model.current_report = 0;
+  ViewState state;
+  frame([&] { draw_hit_rate(model, state); });
+  EXPECT_NE(find_text("chart:hit-rate/y").value_or("").find("miss rate"), std::string::npos)
+      << find_text("chart:hit-rate/y").value_or("(no label)");
+  EXPECT_TRUE(find_item("hit-rate:scale:hit"));
+  state.miss_rate = 0;
+  frame([&] { draw_hit_rate(model, state); });
+  EXPECT_EQ(find_text("chart:hit-rate/y").value_or(""), "hit rate");
+  doc->results.push_back(rated("passthrough", 100000, 100000, 0));
+  state.miss_rate = -1;
+  frame([&] { draw_hit_rate(model, state); });
+  EXPECT_EQ(find_text("chart:hit-rate/y").value_or(""), "hit rate");
+}
+
+// The Sweep view's hit-rate chart follows the same rule.
+TEST_F(ChartLayout, a_sweep_above_90_percent_plots_its_miss_rate_on_a_log_axis) {
+  auto doc = std::make_shared<ReportDoc>();
+  doc->json = {{"sweep", {{"templates", {"fifo-shrink:max={1MiB..4MiB:x2}"}}}}};
+  for (std::uint64_t mib : {1, 2, 4})
+    doc->results.push_back(
+        rated("fifo-shrink:max=" + std::to_string(mib) + "MiB", 100000, 400 / mib, mib << 20));
+  Model model;
+  model.add_report(doc);
+  model.current_report = 0;
+  ViewState state;
+  frame([&] { draw_sweep(model, state); });
+  EXPECT_NE(find_text("chart:sweep-hit-rate/y").value_or("").find("miss rate"), std::string::npos)
+      << find_text("chart:sweep-hit-rate/y").value_or("(no label)");
+  state.miss_rate = 0;
+  frame([&] { draw_sweep(model, state); });
+  EXPECT_EQ(find_text("chart:sweep-hit-rate/y").value_or(""), "hit rate");
+}
+
+// The trade-off chart: every point inside the plot, its label beside it, the legend above.
+TEST_F(ChartLayout, trade_off_points_lie_in_the_plot_and_the_legend_beside_it) {
+  auto doc = std::make_shared<ReportDoc>();
+  doc->name = "report.json";
+  for (std::uint64_t k = 0; k < 12; ++k)
+    doc->results.push_back(rated("fifo-shrink:max=" + std::to_string(1u << k) + "MiB", 100000,
+                                 4096u >> k, std::uint64_t{1} << (k + 20)));
+  doc->results.push_back(rated("exact", 100000, 0, 8ull << 30));  // 0 calls on the log axis
+  Model model;
+  model.add_report(doc);
+  model.current_report = 0;
+  ViewState state;
+  frame([&] { draw_tradeoff(model, state); });
+  const ItemRect plot = item("chart:tradeoff/plot");
+  EXPECT_FALSE(overlap(item("chart:tradeoff/legend"), plot));
+  for (const StrategyResult& r : doc->results) {
+    const ItemRect point = item("chart:tradeoff/point:" + r.strategy);
+    const ImVec2 middle((point.min.x + point.max.x) / 2, (point.min.y + point.max.y) / 2);
+    EXPECT_TRUE(middle.x >= plot.min.x && middle.x <= plot.max.x && middle.y >= plot.min.y &&
+                middle.y <= plot.max.y)
+        << r.strategy << " at " << describe(point) << ", plot " << describe(plot);
+  }
+  EXPECT_NE(find_text("chart:tradeoff/y").value_or("").find("0 on the lower edge"),
+            std::string::npos);
+  // Peaks from 1 MiB to 8 GiB: a log x axis, and its label says so.
+  EXPECT_EQ(find_text("chart:tradeoff/x").value_or(""), "peak reserved bytes (log scale)");
+  // The table lists every point; all are on the frontier (each doubling halves the calls).
+  ASSERT_EQ(state.table.rows.size(), doc->results.size());
+  for (const auto& row : state.table.rows) EXPECT_EQ(row[4].csv, "yes") << row[0].csv;
+}
+
+// A 1,000-point sweep must stay cheap for a software rasterizer: anti-aliased circles cost
+// 38,000 triangles a frame. Every point is still there to hover.
+TEST_F(ChartLayout, a_thousand_point_sweep_draws_few_triangles) {
+  auto doc = std::make_shared<ReportDoc>();
+  doc->name = "sweep.json";
+  for (std::uint64_t k = 1; k <= 1000; ++k)
+    doc->results.push_back(rated("fifo-shrink:max=" + std::to_string(64 * k) + "KiB", 100000,
+                                 100000 / (k + 10) + (k % 7) * 50, (64 * k) << 10));
+  Model model;
+  model.add_report(doc);
+  model.current_report = 0;
+  ViewState state;
+  frame([&] { draw_tradeoff(model, state); }, ImVec2(1280, 800));
+  const ImDrawData* data = ImGui::GetDrawData();
+  ASSERT_NE(data, nullptr);
+  EXPECT_LT(data->TotalIdxCount / 3, 15000) << "triangles";
+  for (const StrategyResult& r : doc->results)
+    ASSERT_TRUE(find_item("chart:tradeoff/point:" + r.strategy)) << r.strategy;
+}
+
 }  // namespace
 }  // namespace alloclab::gui

@@ -91,6 +91,15 @@ TEST_F(HeadlessViews, overview_highlights_the_best_value_per_column) {
   EXPECT_GT(in_view(image, green), 500u) << "no highlighted cells";
 }
 
+TEST_F(HeadlessViews, tradeoff_view_draws_each_strategy_as_a_point) {
+  const Image image = render("tradeoff", dir_ + "/tf.json");
+  ALLOCLAB_SKIP_WITHOUT_RENDERING(last_);
+  ASSERT_FALSE(image.empty());
+  EXPECT_GT(in_view(image, plot_background), 50'000u);
+  // Frontier points are opaque discs of the first series colour (a few dozen pixels each).
+  EXPECT_GT(in_view(image, near(0x00, 0x72, 0xB2, 4)), 40u) << "no points";
+}
+
 TEST_F(HeadlessViews, hit_rate_view_draws_one_bar_per_strategy) {
   const Image image = render("hit-rate", dir_ + "/cnn.json");
   ALLOCLAB_SKIP_WITHOUT_RENDERING(last_);

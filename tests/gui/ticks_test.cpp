@@ -44,6 +44,15 @@ TEST(Ticks, percent_axes_label_fractions) {
             (std::vector<std::string>{"0%", "50%", "100%"}));
 }
 
+// Miss rates of real workloads are fractions of a percent: their log axis must tell 0.01% from
+// 0.1% (it labelled every tick below 1% "0%").
+TEST(Ticks, log_percent_axes_keep_the_decimals_of_small_rates) {
+  EXPECT_EQ(labels(log_ticks(0.00005, 0.2, 10, Unit::percent)),
+            (std::vector<std::string>{"0.01%", "0.1%", "1%", "10%"}));
+  EXPECT_EQ(labels(linear_ticks(0, 0.002, 4, Unit::percent)),
+            (std::vector<std::string>{"0.00%", "0.05%", "0.10%", "0.15%", "0.20%"}));
+}
+
 TEST(Ticks, log_axes_use_powers_of_ten_or_of_two_for_bytes) {
   EXPECT_EQ(labels(log_ticks(1, 1e4, 10, Unit::ns)),
             (std::vector<std::string>{"1 ns", "10 ns", "100 ns", "1 us", "10 us"}));
@@ -64,6 +73,15 @@ TEST(Ticks, values_format_with_units) {
   EXPECT_EQ(format_value(0.875, Unit::percent), "87.50%");
   EXPECT_EQ(format_value(1234567, Unit::count), "1,234,567");
   EXPECT_EQ(format_value(0, Unit::count), "0");
+}
+
+TEST(Ticks, exact_values_add_the_whole_bytes_or_ns) {
+  EXPECT_EQ(format_exact(30326784, Unit::bytes), "28.92 MiB (30,326,784 bytes)");
+  EXPECT_EQ(format_exact(1234567, Unit::ns), "1.23 ms (1,234,567 ns)");
+  EXPECT_EQ(format_exact(512, Unit::bytes), "512 B");
+  EXPECT_EQ(format_exact(800, Unit::ns), "800 ns");
+  EXPECT_EQ(format_exact(0.875, Unit::percent), "87.50%");
+  EXPECT_EQ(format_exact(1234, Unit::count), "1,234");
 }
 
 }  // namespace

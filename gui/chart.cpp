@@ -21,9 +21,10 @@ const ImU32 kText = IM_COL32(220, 220, 220, 255);
 // One item of the strip above the plot: the y label, a legend entry, or "+N more".
 struct HeaderItem {
   std::string text;
-  bool legend = false;  // part of the legend (not the y label)
-  ImU32 color = 0;      // the swatch's; 0: text only
-  ImVec2 pos{};         // top-left, set by lay_out_header
+  bool legend = false;     // part of the legend (not the y label)
+  ImU32 color = 0;         // the swatch's; 0: text only
+  std::string strategy{};  // a legend entry's strategy, highlighted by a click on the entry
+  ImVec2 pos{};            // top-left, set by lay_out_header
   float width = 0;
 };
 
@@ -73,6 +74,26 @@ double from_unit(const Axis& a, double u) {
 
 }  // namespace
 
+namespace {
+std::string& highlight() {
+  static std::string strategy;  // the UI thread's only
+  return strategy;
+}
+}  // namespace
+
+const std::string& highlighted_strategy() {
+  return highlight();
+}
+
+void toggle_highlight(const std::string& strategy) {
+  highlight() = highlight() == strategy ? std::string() : strategy;
+}
+
+ImU32 strategy_color(int i, const std::string& name, float alpha) {
+  const bool faded = !highlight().empty() && highlight() != name;
+  return series_color(i, faded ? alpha * 0.2f : alpha);
+}
+
 ImU32 series_color(int i, float alpha) {
   // Okabe-Ito, then Tol's bright, cycled.
   static const ImU32 colors[] = {0x0072B2, 0xE69F00, 0x009E73, 0xCC79A7, 0x56B4E9,
@@ -108,7 +129,8 @@ Chart::Chart(const char* id, ImVec2 size, Axis x, Axis y, std::vector<LegendEntr
     if (!y_.label.empty()) items.push_back({y_.label});
     // The swatch is opaque even for a faint series: it must be seen on the background.
     for (std::size_t i = 0; i < shown; ++i)
-      items.push_back({legend[i].label, true, legend[i].color | IM_COL32(0, 0, 0, 255)});
+      items.push_back(
+          {legend[i].label, true, legend[i].color | IM_COL32(0, 0, 0, 255), legend[i].strategy});
     if (shown < legend.size())
       items.push_back({"+" + std::to_string(legend.size() - shown) + " more", true});
     rows = lay_out_header(items, header_origin, header_width);
@@ -134,6 +156,14 @@ Chart::Chart(const char* id, ImVec2 size, Axis x, Axis y, std::vector<LegendEntr
     }
     if (item.legend) track_rect("chart:" + id_ + "/legend:" + item.text, item.pos, end);
     list_->AddText(ImVec2(text_x, item.pos.y), kText, item.text.c_str());
+    if (!item.strategy.empty()) {
+      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left) &&
+          ImGui::IsMouseHoveringRect(item.pos, end, false))
+        toggle_highlight(item.strategy);
+      if (item.strategy == highlighted_strategy())
+        list_->AddLine(ImVec2(text_x, end.y - 3), ImVec2(item.pos.x + item.width, end.y - 3),
+                       kText);
+    }
     if (item.legend) {
       any_entry = true;
       legend_min = ImVec2(std::min(legend_min.x, item.pos.x), std::min(legend_min.y, item.pos.y));

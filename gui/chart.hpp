@@ -31,6 +31,7 @@ struct Axis {
 struct LegendEntry {
   std::string label;
   ImU32 color = 0;
+  std::string strategy{};  // the strategy it stands for: a click on the entry highlights it
 };
 
 // A visible x range that the mouse zooms (wheel, around the cursor) and pans (drag); a
@@ -42,6 +43,14 @@ struct XRange {
 
 // The i-th color of a fixed, colour-blind friendly palette.
 ImU32 series_color(int i, float alpha = 1.0f);
+
+// The strategy the user picked, by its spec (a legend entry or a side-panel chip clicked): every
+// view draws it as usual and the other strategies faded. Empty: none.
+const std::string& highlighted_strategy();
+// Highlights `strategy`, or nothing when it already is.
+void toggle_highlight(const std::string& strategy);
+// series_color(i, alpha) for strategy `name`, faded while another strategy is highlighted.
+ImU32 strategy_color(int i, const std::string& name, float alpha = 1.0f);
 
 class Chart {
  public:

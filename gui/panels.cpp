@@ -125,21 +125,38 @@ void App::strategy_chips(ReportDoc& report) {
   const std::size_t shown = std::min(report.results.size(), max_chips);
   for (std::size_t i = 0; i < shown; ++i) {
     const std::string& name = report.results[i].strategy;
-    const std::string label = name + "  x##chip" + std::to_string(i);
-    const float width = ImGui::CalcTextSize((name + "  x").c_str()).x + style.FramePadding.x * 2;
+    const std::string id = "##chip" + std::to_string(i);
+    // A chip: its name highlights the strategy in every view, its x takes it out.
+    const float width = ImGui::CalcTextSize(name.c_str()).x + ImGui::CalcTextSize("x").x +
+                        style.FramePadding.x * 4 + style.ItemSpacing.x;
     if (i > 0) {
       ImGui::SameLine();
       if (ImGui::GetCursorScreenPos().x + width > right) ImGui::NewLine();
     }
-    ImGui::PushStyleColor(ImGuiCol_Button, series_color(static_cast<int>(i), 0.35f));
-    if (ImGui::SmallButton(label.c_str())) removed = i;
+    const bool highlighted = highlighted_strategy() == name;
+    ImGui::PushStyleColor(ImGuiCol_Button,
+                          series_color(static_cast<int>(i), highlighted ? 0.9f : 0.35f));
+    if (ImGui::SmallButton((name + id).c_str())) toggle_highlight(name);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(highlighted ? "%s is highlighted in every view; click to stop"
+                                    : "highlight %s in every view",
+                        name.c_str());
+    track_item("chip:" + name);
+    ImGui::SameLine(0, 1);
+    if (ImGui::SmallButton(("x" + id + "x").c_str())) removed = i;
     ImGui::PopStyleColor();
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("take %s out of this report's views", name.c_str());
-    track_item("chip:" + name);
+    track_item("chip:" + name + "/x");
   }
   if (report.results.size() > shown)
     ImGui::TextDisabled("and %zu more", report.results.size() - shown);
+  if (!highlighted_strategy().empty()) {
+    const std::string line = "highlighted: " + highlighted_strategy();
+    ImGui::TextUnformatted(line.c_str());
+    track_item("panel/highlight");
+    track_text("panel/highlight", line);
+  }
   if (removed) Model::remove_result(report, *removed);
 }
 

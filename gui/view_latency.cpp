@@ -82,7 +82,9 @@ void draw_modelled(const ReportDoc& report, ViewState& state) {
   for (std::size_t i = 0; i < report.results.size(); ++i) {
     names.push_back(report.results[i].strategy);
     if (report.results[i].modelled)
-      legend.push_back({report.results[i].strategy, series_color(static_cast<int>(i))});
+      legend.push_back({report.results[i].strategy,
+                        strategy_color(static_cast<int>(i), report.results[i].strategy),
+                        report.results[i].strategy});
   }
   Chart chart("modelled", ImVec2(0, std::max(200.0f, ImGui::GetContentRegionAvail().y - 160)),
               Axis{0, n, false, Unit::count, "", names},
@@ -93,10 +95,11 @@ void draw_modelled(const ReportDoc& report, ViewState& state) {
     const double x = static_cast<double>(i);
     const double a = static_cast<double>(m->upstream_allocate),
                  d = static_cast<double>(m->upstream_deallocate);
-    chart.rect(x + 0.15, 0, x + 0.85, a, series_color(static_cast<int>(i)));
-    chart.rect(x + 0.15, a, x + 0.85, a + d, series_color(static_cast<int>(i), 0.6f));
+    const std::string& name = report.results[i].strategy;
+    chart.rect(x + 0.15, 0, x + 0.85, a, strategy_color(static_cast<int>(i), name));
+    chart.rect(x + 0.15, a, x + 0.85, a + d, strategy_color(static_cast<int>(i), name, 0.6f));
     chart.rect(x + 0.15, a + d, x + 0.85, a + d + static_cast<double>(m->hits),
-               series_color(static_cast<int>(i), 0.3f));
+               strategy_color(static_cast<int>(i), name, 0.3f));
     if (chart.hovered() && chart.x_at(chart.mouse().x) >= x && chart.x_at(chart.mouse().x) < x + 1)
       Chart::tooltip({report.results[i].strategy,
                       "total " + format_exact(static_cast<double>(m->total()), Unit::ns),
@@ -152,14 +155,17 @@ void draw_latency(const Model& model, ViewState& state) {
     for (std::size_t i = 0; i < report->results.size(); ++i) {
       const auto it = report->results[i].latency.find(metric);
       if (it != report->results[i].latency.end() && it->second.count > 0)
-        legend.push_back({report->results[i].strategy, series_color(static_cast<int>(i))});
+        legend.push_back({report->results[i].strategy,
+                          strategy_color(static_cast<int>(i), report->results[i].strategy),
+                          report->results[i].strategy});
     }
     Chart cdf("latency-cdf", ImVec2(0, h), x,
               Axis{0, 1.02, false, Unit::percent, "fraction of calls <= x"}, legend);
     for (std::size_t i = 0; i < report->results.size(); ++i) {
       const auto it = report->results[i].latency.find(metric);
       if (it == report->results[i].latency.end() || it->second.count == 0) continue;
-      const ImU32 color = series_color(static_cast<int>(i));
+      const std::string& name = report->results[i].strategy;
+      const ImU32 color = strategy_color(static_cast<int>(i), name);
       std::vector<double> xs = {1}, ys = {0};
       if (it->second.histogram.empty()) {  // older report: only the percentiles
         for (const auto& [v, q] : cdf_points(it->second)) {
@@ -177,10 +183,10 @@ void draw_latency(const Model& model, ViewState& state) {
         }
       }
       cdf.polyline(xs, ys, color);
-      cdf.vline(static_cast<double>(it->second.p50_ns), series_color(static_cast<int>(i), 0.5f),
-                "p50");
-      cdf.vline(static_cast<double>(it->second.p99_ns), series_color(static_cast<int>(i), 0.5f),
-                "p99");
+      cdf.vline(static_cast<double>(it->second.p50_ns),
+                strategy_color(static_cast<int>(i), name, 0.5f), "p50");
+      cdf.vline(static_cast<double>(it->second.p99_ns),
+                strategy_color(static_cast<int>(i), name, 0.5f), "p99");
     }
     if (cdf.hovered()) {
       // At the cursor's x, each strategy's share of calls at most that long.
@@ -218,7 +224,7 @@ void draw_latency(const Model& model, ViewState& state) {
     for (std::size_t i = 0; i < report->results.size(); ++i) {
       const auto it = report->results[i].latency.find(metric);
       if (it == report->results[i].latency.end() || it->second.count == 0) continue;
-      const ImU32 color = series_color(static_cast<int>(i), 0.45f);
+      const ImU32 color = strategy_color(static_cast<int>(i), report->results[i].strategy, 0.45f);
       if (!it->second.histogram.empty()) {
         for (const Bar& b : histogram_bars(it->second)) {
           hist.rect(b.x0, 0, b.x1, b.share, color);

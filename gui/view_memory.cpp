@@ -111,8 +111,9 @@ void draw_memory(const Model& model, ViewState& state) {
   std::vector<LegendEntry> legend = {{"live", IM_COL32(235, 235, 235, 255)}};
   if (report)
     for (std::size_t i = 0; i < report->reserved.size(); ++i)
-      legend.push_back(
-          {"reserved: " + report->results[i].strategy, series_color(static_cast<int>(i))});
+      legend.push_back({"reserved: " + report->results[i].strategy,
+                        strategy_color(static_cast<int>(i), report->results[i].strategy),
+                        report->results[i].strategy});
   Chart chart("memory", ImVec2(0, chart_h),
               Axis{state.memory_x.lo, state.memory_x.hi, false, Unit::ns,
                    "time since the trace's first event"},
@@ -120,7 +121,8 @@ void draw_memory(const Model& model, ViewState& state) {
   if (trace) shade_runs(chart, *trace, state.memory_x, full_hi);
   if (report)
     for (std::size_t i = 0; i < report->reserved.size(); ++i)
-      chart.lod_series(report->reserved[i], series_color(static_cast<int>(i)));
+      chart.lod_series(report->reserved[i],
+                       strategy_color(static_cast<int>(i), report->results[i].strategy));
   chart.lod_series(*live, IM_COL32(235, 235, 235, 255));
   Chart::zoom_pan(chart, state.memory_x, 0, full_hi);
   if (chart.hovered()) {

@@ -259,7 +259,9 @@ void draw_hit_rate(const Model& model, ViewState& state) {
   std::vector<LegendEntry> legend;
   for (std::size_t i = 0; i < report->results.size(); ++i) {
     names.push_back(report->results[i].strategy);
-    legend.push_back({report->results[i].strategy, series_color(static_cast<int>(i))});
+    legend.push_back({report->results[i].strategy,
+                      strategy_color(static_cast<int>(i), report->results[i].strategy),
+                      report->results[i].strategy});
   }
   auto bars = [&](const char* id, Axis y, auto value_of, auto label_of) {
     Chart chart(id, ImVec2(0, h), Axis{0, n, false, Unit::count, "", names}, y, legend);
@@ -277,7 +279,8 @@ void draw_hit_rate(const Model& model, ViewState& state) {
     for (std::size_t i = 0; i < report->results.size(); ++i) {
       const double x = static_cast<double>(i);
       const double v = value_of(report->results[i]);
-      chart.rect(x + 0.15, base, x + 0.85, v, series_color(static_cast<int>(i)));
+      chart.rect(x + 0.15, base, x + 0.85, v,
+                 strategy_color(static_cast<int>(i), report->results[i].strategy));
       const float width = ImGui::CalcTextSize(values[i].c_str()).x;
       if (show_values)
         chart.draw_list()->AddText(

@@ -149,7 +149,9 @@ void draw_runs(const Model& model, ViewState& state) {
   const std::size_t runs = c.labels.size(), strategies = c.values.size();
   std::vector<LegendEntry> legend;
   for (std::size_t i = 0; i < strategies; ++i)
-    legend.push_back({report->results[i].strategy, series_color(static_cast<int>(i))});
+    legend.push_back({report->results[i].strategy,
+                      strategy_color(static_cast<int>(i), report->results[i].strategy),
+                      report->results[i].strategy});
   // Up to 40 runs each get a slot with its name and grouped bars; more read as lines.
   const bool bars = runs <= 40;
   Axis x{0, static_cast<double>(runs), false, Unit::count, bars ? "" : "run"};
@@ -160,7 +162,7 @@ void draw_runs(const Model& model, ViewState& state) {
   Chart chart("runs", ImVec2(0, height), x, Axis{c.lo, c.hi, c.log, c.unit, y_label}, legend);
   const auto shown = [&](double v) { return c.log ? std::max(v, c.lo) : v; };
   for (std::size_t i = 0; i < strategies; ++i) {
-    const ImU32 color = series_color(static_cast<int>(i));
+    const ImU32 color = strategy_color(static_cast<int>(i), report->results[i].strategy);
     if (bars) {
       const double width = 0.8 / static_cast<double>(strategies);
       for (std::size_t k = 0; k < runs; ++k) {
@@ -193,7 +195,7 @@ void draw_runs(const Model& model, ViewState& state) {
         const float px = chart.px_x((static_cast<double>(first) + static_cast<double>(last)) / 2);
         if (hi > lo)
           list->AddLine(ImVec2(px, chart.px_y(lo)), ImVec2(px, chart.px_y(hi)),
-                        series_color(static_cast<int>(i), 0.35f));
+                        strategy_color(static_cast<int>(i), report->results[i].strategy, 0.35f));
         const ImVec2 mean(px, chart.px_y(sum / static_cast<double>(n)));
         if (have_previous) list->AddLine(previous, mean, color, 1.5f);
         previous = mean;

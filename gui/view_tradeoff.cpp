@@ -207,6 +207,9 @@ void draw_chart(const TradeoffPlot& plot, const std::vector<const ReportDoc*>& r
       draw_marker(list, at, p.report, series_color(color, p.frontier ? 1.0f : 0.5f),
                   p.frontier ? kRadius + 1 : kRadius, dense);
     if (p.recommended) list->AddCircle(at, kRadius + 5, IM_COL32_WHITE, 16, 2.0f);
+    // The strategy picked in another view (or its legend), wherever it sits here.
+    if (!highlighted_strategy().empty() && p.label == highlighted_strategy())
+      list->AddCircle(at, kRadius + 9, series_color(6), 20, 2.5f);
     track_rect(point_prefix + (p.report == 0 ? "" : "b:") + p.label,
                ImVec2(at.x - kRadius, at.y - kRadius), ImVec2(at.x + kRadius, at.y + kRadius));
     if (chart.hovered()) {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gui/chart.hpp"
 #include "gui/model.hpp"
 #include "gui/summary.hpp"
 #include "gui_test_util.hpp"
@@ -128,7 +129,7 @@ TEST(SidePanelChips, a_chip_clicked_in_the_window_takes_its_strategy_out_of_the_
                         << "expect-text panel/report \"sim mode · 3 strategies\"\n"
                         << "expect-text panel/trace \"28,815 events · 8 runs · 1 thread\"\n"
                         << "expect-text panel/trace \"11 leaks\"\n"
-                        << "click chip:best-fit\nframes 2\n"
+                        << "click chip:best-fit/x\nframes 2\n"
                         << "expect-missing chip:best-fit\n"
                         << "expect-text panel/report \"sim mode · 2 strategies\"\n"
                         << "export-csv " << (dir / "out.csv").string() << "\n";
@@ -139,6 +140,43 @@ TEST(SidePanelChips, a_chip_clicked_in_the_window_takes_its_strategy_out_of_the_
   EXPECT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows.count("best-fit"), 0u) << "the views no longer compare it";
   EXPECT_EQ(rows.count("exact"), 1u);
+}
+
+TEST(Highlight, a_strategy_picked_anywhere_fades_the_others) {
+  ASSERT_TRUE(gui::highlighted_strategy().empty());
+  const ImU32 full = gui::series_color(1), faded = gui::series_color(1, 0.2f);
+  EXPECT_EQ(gui::strategy_color(1, "exact"), full) << "nothing highlighted";
+  gui::toggle_highlight("best-fit");
+  EXPECT_EQ(gui::highlighted_strategy(), "best-fit");
+  EXPECT_EQ(gui::strategy_color(1, "best-fit"), full);
+  EXPECT_EQ(gui::strategy_color(1, "exact"), faded);
+  gui::toggle_highlight("exact");
+  EXPECT_EQ(gui::highlighted_strategy(), "exact") << "another pick moves the highlight";
+  gui::toggle_highlight("exact");
+  EXPECT_TRUE(gui::highlighted_strategy().empty()) << "picking it again clears it";
+}
+
+TEST(Highlight, a_legend_entry_clicked_in_one_view_highlights_in_every_view) {
+  const auto dir = scratch_dir("highlight");
+  const std::string report = (dir / "r.json").string();
+  ASSERT_EQ(run_cli("replay " + traces_dir() + "/torch-cnn-training.alt -s exact -s best-fit -s " +
+                    "pytorch --json " + report)
+                .status,
+            0);
+  const std::string script = (dir / "s.txt").string();
+  std::ofstream(script) << "open " << report << "\nwait\nview hit-rate\nframes 2\n"
+                        << "expect-missing panel/highlight\n"
+                        << "click chart:hit-rate/legend:best-fit\nframes 2\n"
+                        << "expect-text panel/highlight \"highlighted: best-fit\"\n"
+                        << "view runs\nframes 2\n"
+                        << "expect-text panel/highlight \"highlighted: best-fit\"\n"
+                        << "click chip:best-fit\nframes 2\n"
+                        << "expect-missing panel/highlight\n"
+                        << "click chip:pytorch\nframes 2\n"
+                        << "expect-text panel/highlight \"highlighted: pytorch\"\n";
+  const CliResult gui = run_headless("--size 1000x700 --script " + script);
+  ALLOCLAB_SKIP_WITHOUT_RENDERING(gui);
+  EXPECT_EQ(gui.status, 0) << gui.output;
 }
 
 }  // namespace

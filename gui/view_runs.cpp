@@ -24,6 +24,8 @@ const char* run_metric_name(RunMetric metric) {
       return "upstream calls";
     case RunMetric::peak_reserved:
       return "peak reserved";
+    case RunMetric::allocation_time:
+      return "allocation time";
   }
   return "hit rate";
 }
@@ -44,6 +46,8 @@ double run_value(const RunMetrics& run, RunMetric metric) {
       return static_cast<double>(run.upstream_allocs + run.upstream_frees);
     case RunMetric::peak_reserved:
       return static_cast<double>(run.peak_reserved_bytes);
+    case RunMetric::allocation_time:
+      return run.allocation_time_ns ? static_cast<double>(*run.allocation_time_ns) : nan;
   }
   return nan;
 }
@@ -72,9 +76,12 @@ RunsChart runs_chart(const ReportDoc& report, std::optional<RunMetric> chosen) {
       if (run.requests > 0) hit_rates.push_back(run_value(run, RunMetric::hit_rate));
   c.metric =
       chosen.value_or(prefer_miss_rate(hit_rates) ? RunMetric::miss_rate : RunMetric::hit_rate);
-  c.unit = c.metric == RunMetric::upstream_calls  ? Unit::count
-           : c.metric == RunMetric::peak_reserved ? Unit::bytes
-                                                  : Unit::percent;
+  for (const StrategyResult& r : report.results)
+    for (const RunMetrics& run : r.runs) c.timed = c.timed || run.allocation_time_ns.has_value();
+  c.unit = c.metric == RunMetric::upstream_calls    ? Unit::count
+           : c.metric == RunMetric::peak_reserved   ? Unit::bytes
+           : c.metric == RunMetric::allocation_time ? Unit::ns
+                                                    : Unit::percent;
   double smallest_positive = std::numeric_limits<double>::infinity(), largest = 0;
   for (const StrategyResult& r : report.results) {
     std::vector<double> values(runs, std::numeric_limits<double>::quiet_NaN());
@@ -140,8 +147,9 @@ void draw_runs(const Model& model, ViewState& state) {
   }
   // The metric switch; an explicit choice is kept for other reports.
   const RunMetric metrics[] = {RunMetric::hit_rate, RunMetric::miss_rate, RunMetric::upstream_calls,
-                               RunMetric::peak_reserved};
+                               RunMetric::peak_reserved, RunMetric::allocation_time};
   for (RunMetric m : metrics) {
+    if (m == RunMetric::allocation_time && !c.timed) continue;
     if (m != metrics[0]) ImGui::SameLine();
     if (ImGui::RadioButton(run_metric_name(m), c.metric == m)) state.runs_metric = m;
     track_item(std::string("runs:") + run_metric_name(m));

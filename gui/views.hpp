@@ -40,7 +40,7 @@ const char* view_title(View view);
 std::string view_names();
 
 // What the Runs view compares, per run and strategy.
-enum class RunMetric { hit_rate, miss_rate, upstream_calls, peak_reserved };
+enum class RunMetric { hit_rate, miss_rate, upstream_calls, peak_reserved, allocation_time };
 const char* run_metric_name(RunMetric metric);
 
 struct RunsCache;     // view_runs.cpp
@@ -94,6 +94,7 @@ struct RunsChart {
   Unit unit = Unit::percent;
   bool log = false;
   double lo = 0, hi = 1;
+  bool timed = false;  // some run has an allocation time (real, live or cost-model reports)
 };
 RunsChart runs_chart(const ReportDoc& report, std::optional<RunMetric> metric);
 

@@ -75,17 +75,20 @@ nlohmann::json metrics_json(const Metrics& m) {
 }
 
 nlohmann::json run_json(const RunMetrics& run) {
-  return {{"label", run.label},
-          {"requests", run.requests},
-          {"hits", run.hits},
-          {"hit_rate",
-           run.requests ? static_cast<double>(run.hits) / static_cast<double>(run.requests) : 0.0},
-          {"upstream_allocs", run.upstream_allocs},
-          {"upstream_frees", run.upstream_frees},
-          {"evictions", run.evictions},
-          {"peak_live_bytes", run.peak_live_bytes},
-          {"peak_reserved_bytes", run.peak_reserved_bytes},
-          {"slack_bytes", run.slack_bytes}};
+  nlohmann::json j = {
+      {"label", run.label},
+      {"requests", run.requests},
+      {"hits", run.hits},
+      {"hit_rate",
+       run.requests ? static_cast<double>(run.hits) / static_cast<double>(run.requests) : 0.0},
+      {"upstream_allocs", run.upstream_allocs},
+      {"upstream_frees", run.upstream_frees},
+      {"evictions", run.evictions},
+      {"peak_live_bytes", run.peak_live_bytes},
+      {"peak_reserved_bytes", run.peak_reserved_bytes},
+      {"slack_bytes", run.slack_bytes}};
+  if (run.allocation_time_ns) j["allocation_time_ns"] = *run.allocation_time_ns;
+  return j;
 }
 
 nlohmann::json result_json(const StrategyResult& r, bool with_runs) {
@@ -245,6 +248,8 @@ StrategyResult result_from_json(const nlohmann::json& j, const std::string& sour
       m.peak_live_bytes = read_u64(run, "peak_live_bytes", where);
       m.peak_reserved_bytes = read_u64(run, "peak_reserved_bytes", where);
       m.slack_bytes = read_u64(run, "slack_bytes", where);
+      if (run.contains("allocation_time_ns"))
+        m.allocation_time_ns = read_u64(run, "allocation_time_ns", where);
       r.runs.push_back(std::move(m));
     }
   if (j.contains("series") && j["series"].is_object()) {

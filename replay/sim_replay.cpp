@@ -533,7 +533,16 @@ class Replayer {
 
   RunTotals run_totals() const {
     const Totals t = totals();
-    return RunTotals{t.requests, t.hits, t.upstream_allocs, t.upstream_frees, t.evictions, t.slack};
+    RunTotals r{t.requests, t.hits, t.upstream_allocs, t.upstream_frees, t.evictions, t.slack, {}};
+    // What the report's timing section sums: the strategy's own calls, measured or modelled.
+    if (latencies_)
+      r.allocation_time_ns =
+          latencies_->strategy_allocate.total() + latencies_->strategy_deallocate.total();
+    else if (modelled_)
+      r.allocation_time_ns =
+          modelled_->upstream_allocate + modelled_->upstream_deallocate +
+          t.hits * static_cast<std::uint64_t>(std::llround(options_.cost_model->hit_ns));
+    return r;
   }
 
   void open_run(std::uint32_t index) {

@@ -68,6 +68,17 @@ TEST(RunsChart, a_low_hit_rate_keeps_the_hit_rate_and_a_choice_is_kept) {
   EXPECT_DOUBLE_EQ(calls.values[0][1], 0);
 }
 
+TEST(RunsChart, allocation_time_per_run_where_the_report_measured_or_modelled_it) {
+  auto doc = report_of({{run("a", 10, 10), run("b", 10, 5)}});
+  EXPECT_FALSE(gui::runs_chart(doc, std::nullopt).timed) << "a plain simulation has no time";
+  doc.results[0].runs[0].allocation_time_ns = 1500;
+  const gui::RunsChart c = gui::runs_chart(doc, RunMetric::allocation_time);
+  EXPECT_TRUE(c.timed);
+  EXPECT_EQ(c.unit, gui::Unit::ns);
+  EXPECT_DOUBLE_EQ(c.values[0][0], 1500);
+  EXPECT_TRUE(std::isnan(c.values[0][1])) << "a run without a time is not drawn as zero";
+}
+
 TEST(RunsChart, strategies_with_fewer_runs_and_reports_without_runs) {
   const auto doc = report_of({{run("x", 10, 10), run("y", 10, 5)}, {run("", 10, 1)}});
   const gui::RunsChart c = gui::runs_chart(doc, RunMetric::hit_rate);
@@ -102,7 +113,26 @@ TEST(RunsView, a_run_is_hovered_and_its_tooltip_gives_each_strategy_exactly) {
                         << "expect-text tooltip \"per-run-pool: 89.16%  (hits 1,604 of 1,799\"\n"
                         << "click \"runs:upstream calls\"\nframes 2\n"
                         << "mouse-on chart:runs/plot\nframes 2\n"
-                        << "expect-text tooltip \"per-run-pool: 390\"\n";
+                        << "expect-text tooltip \"per-run-pool: 390\"\n"
+                        << "expect-missing \"runs:allocation time\"\n";
+  const CliResult gui = run_headless("--size 1200x760 --script " + script);
+  ALLOCLAB_SKIP_WITHOUT_RENDERING(gui);
+  EXPECT_EQ(gui.status, 0) << gui.output;
+}
+
+TEST(RunsView, a_real_replay_shows_each_runs_measured_allocation_time) {
+  const auto dir = scratch_dir("runs-time");
+  const std::string report = (dir / "r.json").string();
+  ASSERT_EQ(run_cli("replay " + traces_dir() + "/torch-cnn-training.alt -s exact --upstream " +
+                    "host-malloc --json " + report)
+                .status,
+            0);
+  const std::string script = (dir / "s.txt").string();
+  std::ofstream(script) << "open " << report << "\nwait\nview runs\nframes 2\n"
+                        << "click \"runs:allocation time\"\nframes 2\n"
+                        << "mouse-on chart:runs/plot\nframes 2\n"
+                        << "expect-text tooltip \"train step 4 (run 4)\"\n"
+                        << "expect-text chart:runs/y \"allocation time per run\"\n";
   const CliResult gui = run_headless("--size 1200x760 --script " + script);
   ALLOCLAB_SKIP_WITHOUT_RENDERING(gui);
   EXPECT_EQ(gui.status, 0) << gui.output;

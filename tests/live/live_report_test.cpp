@@ -36,9 +36,9 @@ LiveReport sample() {
   r.strategy_counters["num_ooms"] = 1;
   r.first_failure = LiveFailure{1 << 30, 5000, 100, 200, 300, 77, 123456789};
   // Labels are any bytes: spaces, '%', a line break, UTF-8, none.
-  r.run_metrics.push_back(RunMetrics{"forward 1", 5, 3, 2, 0, 0, 1 << 20, 2 << 20, 64});
-  r.run_metrics.push_back(RunMetrics{"100% a\nb\tc \xc3\xa9", 4, 4, 0, 1, 1, 7, 8, 0});
-  r.run_metrics.push_back(RunMetrics{"", 1, 0, 1, 1, 0, 9, 9, 0});
+  r.run_metrics.push_back(RunMetrics{"forward 1", 5, 3, 2, 0, 0, 1 << 20, 2 << 20, 64, 1500});
+  r.run_metrics.push_back(RunMetrics{"100% a\nb\tc \xc3\xa9", 4, 4, 0, 1, 1, 7, 8, 0, 0});
+  r.run_metrics.push_back(RunMetrics{"", 1, 0, 1, 1, 0, 9, 9, 0, 7});
   r.runs_not_listed = 3;
   return r;
 }
@@ -92,11 +92,11 @@ TEST(LiveReport, becomes_a_result_with_the_same_counters_and_latencies) {
 
 TEST(LiveReport, writes_each_run_on_a_line_of_its_own) {
   const std::string text = to_text(sample());
-  EXPECT_NE(text.find("\nrun 5 3 2 0 0 1048576 2097152 64 forward%201\n"), std::string::npos)
+  EXPECT_NE(text.find("\nrun 5 3 2 0 0 1048576 2097152 64 1500 forward%201\n"), std::string::npos)
       << text;
-  EXPECT_NE(text.find("\nrun 4 4 0 1 1 7 8 0 100%25%20a%0Ab%09c%20\xc3\xa9\n"), std::string::npos)
+  EXPECT_NE(text.find("\nrun 4 4 0 1 1 7 8 0 0 100%25%20a%0Ab%09c%20\xc3\xa9\n"), std::string::npos)
       << text;
-  EXPECT_NE(text.find("\nrun 1 0 1 1 0 9 9 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nrun 1 0 1 1 0 9 9 0 7\n"), std::string::npos) << text;
 }
 
 void expect_refused(const std::string& text, const std::string& says) {
@@ -121,12 +121,12 @@ TEST(LiveReport, refuses_damaged_reports_naming_the_file_and_line) {
   expect_refused("alloclab-live 1\nlatency x 0 0 0\nbucket x 99999999 1\nend\n", "out of range");
   expect_refused("alloclab-live 1\ncounter requests 1 2\nend\n", "end of the line");
   expect_refused("alloclab-live 1\nwhat 1\nend\n", "unknown line");
-  expect_refused("alloclab-live 1\nrun 1 1 0 0 0 1 1\nend\n", "a field is missing");
-  expect_refused("alloclab-live 1\nrun 1 1 0 0 0 1 1 0 a%2\nend\n", "bad escape");
-  expect_refused("alloclab-live 1\nrun 1 1 0 0 0 1 1 0 a%zz\nend\n", "bad escape");
-  expect_refused("alloclab-live 1\nrun 1 1 0 0 0 1 1 0 a b\nend\n", "end of the line");
+  expect_refused("alloclab-live 1\nrun 1 1 0 0 0 1 1 0\nend\n", "a field is missing");
+  expect_refused("alloclab-live 1\nrun 1 1 0 0 0 1 1 0 0 a%2\nend\n", "bad escape");
+  expect_refused("alloclab-live 1\nrun 1 1 0 0 0 1 1 0 0 a%zz\nend\n", "bad escape");
+  expect_refused("alloclab-live 1\nrun 1 1 0 0 0 1 1 0 0 a b\nend\n", "end of the line");
   std::string too_many = "alloclab-live 1\n";
-  for (std::size_t k = 0; k <= LiveRuns::kMaxListed; ++k) too_many += "run 0 0 0 0 0 0 0 0\n";
+  for (std::size_t k = 0; k <= LiveRuns::kMaxListed; ++k) too_many += "run 0 0 0 0 0 0 0 0 0\n";
   expect_refused(too_many + "end\n", "more runs than a report lists");
 }
 

@@ -109,6 +109,36 @@ TEST(CostModel, simulation_charges_every_upstream_call_and_hit) {
   EXPECT_FALSE(replay_sim(tiny(), "exact").result.modelled);
 }
 
+TEST(CostModel, each_run_carries_its_share_of_the_modelled_time) {
+  CostModel m;
+  m.allocate.points = {{1, 100}};
+  m.deallocate.points = {{1, 50}};
+  m.hit_ns = 7;
+  ReplayOptions options;
+  options.cost_model = &m;
+  for (const char* spec : {"passthrough", "exact", "per-run-pool"}) {
+    const StrategyResult r = replay_sim(tiny(), spec, options).result;
+    ASSERT_EQ(r.runs.size(), 2u) << spec;
+    std::uint64_t sum = 0;
+    for (const RunMetrics& run : r.runs) {
+      ASSERT_TRUE(run.allocation_time_ns) << spec;
+      EXPECT_EQ(*run.allocation_time_ns,
+                7 * run.hits + 100 * run.upstream_allocs + 50 * run.upstream_frees)
+          << spec << ", " << run.label;
+      sum += *run.allocation_time_ns;
+    }
+    // Every operation of tiny.csv is inside a run.
+    EXPECT_EQ(sum, r.modelled->total()) << spec;
+    const nlohmann::json j = result_json(r);
+    EXPECT_EQ(j["runs"][1]["allocation_time_ns"], *r.runs[1].allocation_time_ns);
+    EXPECT_EQ(result_from_json(j, "test").runs[1].allocation_time_ns, r.runs[1].allocation_time_ns);
+  }
+  EXPECT_FALSE(replay_sim(tiny(), "exact").result.runs[0].allocation_time_ns)
+      << "a plain simulation has no time";
+  EXPECT_FALSE(
+      result_json(replay_sim(tiny(), "exact").result)["runs"][0].contains("allocation_time_ns"));
+}
+
 TEST(CostModel, cost_model_on_a_real_upstream_is_refused) {
   const CostModel m = *builtin_cost_model("host");
   ReplayOptions options;

@@ -37,6 +37,7 @@ nlohmann::json counters_json(const StrategyResult& r) {
   j.erase("timing");
   j.erase("latency");
   j.erase("wall_seconds");
+  for (auto& run : j["runs"]) run.erase("allocation_time_ns");  // measured, like timing
   return j;
 }
 
@@ -152,6 +153,23 @@ TEST(RealReplay, every_call_is_timed_once) {
     EXPECT_LE(l.max_ns, l.total_ns) << name;
   }
   EXPECT_GT(r.wall_seconds, 0.0);
+}
+
+TEST(RealReplay, each_run_has_the_measured_time_of_its_strategy_calls) {
+  ReplayOptions options;
+  options.upstream = "host-malloc";
+  const StrategyResult r = replay_trace(bundled("cnn-inference.alt"), "exact", options).result;
+  ASSERT_GT(r.runs.size(), 1u);
+  std::uint64_t sum = 0;
+  for (const RunMetrics& run : r.runs) {
+    ASSERT_TRUE(run.allocation_time_ns) << run.label;
+    if (run.requests > 0) {
+      EXPECT_GT(*run.allocation_time_ns, 0u) << run.label;
+    }
+    sum += *run.allocation_time_ns;
+  }
+  EXPECT_LE(sum, r.latency.at("strategy_allocate").total_ns +
+                     r.latency.at("strategy_deallocate").total_ns);
 }
 
 TEST(RealReplay, report_has_latency_and_wall_seconds_only_in_real_mode) {

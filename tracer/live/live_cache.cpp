@@ -1,6 +1,7 @@
 #include "alloclab/live/live_cache.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -87,12 +88,10 @@ LiveCache::~LiveCache() = default;
 RunTotals LiveCache::run_totals() const {
   const StrategyStats& stats = strategy_->stats();
   const UpstreamCounters& up = counting_.counters();
-  return RunTotals{stats.requests + in_place_,
-                   stats.hits + in_place_,
-                   up.allocs,
-                   up.frees,
-                   stats.evictions,
-                   stats.slack_bytes + in_place_slack_};
+  return RunTotals{stats.requests + in_place_, stats.hits + in_place_, up.allocs, up.frees,
+                   stats.evictions, stats.slack_bytes + in_place_slack_,
+                   // In clock ticks here; report() gives each run's in nanoseconds.
+                   strategy_allocate_.total() + strategy_deallocate_.total()};
 }
 
 void LiveCache::failed(std::size_t size) {
@@ -240,6 +239,10 @@ LiveReport LiveCache::report() const {
   const std::uint64_t ns = clock_.ns() - start_ns_;
   const double ns_per_tick =
       ticks == 0 ? 1.0 : static_cast<double>(ns) / static_cast<double>(ticks);
+  for (RunMetrics& run : r.run_metrics)
+    if (run.allocation_time_ns)
+      run.allocation_time_ns = static_cast<std::uint64_t>(
+          std::llround(static_cast<double>(*run.allocation_time_ns) * ns_per_tick));
   r.latency["strategy_allocate"] = strategy_allocate_.raw(ns_per_tick);
   r.latency["strategy_deallocate"] = strategy_deallocate_.raw(ns_per_tick);
   r.latency["upstream_allocate"] = upstream_allocate_.raw(ns_per_tick);

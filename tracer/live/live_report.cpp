@@ -209,6 +209,9 @@ std::string to_text(const LiveReport& report) {
       out += ' ';
       append_number(out, run.*field);
     }
+    // A live run times its strategy's calls: every run has an allocation time.
+    out += ' ';
+    append_number(out, run.allocation_time_ns.value_or(0));
     if (!run.label.empty()) {
       out += ' ';
       append_label(out, run.label);
@@ -284,6 +287,7 @@ LiveReport parse_live_report(std::string_view text, const std::string& source) {
         lines.fail("more runs than a report lists (" + std::to_string(LiveRuns::kMaxListed) + ")");
       RunMetrics run;
       for (const auto field : kRunFields) run.*field = lines.number();
+      run.allocation_time_ns = lines.number();
       if (lines.more()) run.label = read_label(lines);
       report.run_metrics.push_back(std::move(run));
     } else if (kind == "strategy_counter") {

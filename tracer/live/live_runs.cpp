@@ -53,6 +53,7 @@ void LiveRuns::close(const RunTotals& now) {
                m.peak_live_bytes,
                m.peak_reserved_bytes,
                m.slack_bytes,
+               m.allocation_time_ns.value_or(0),
                {}};
   std::memcpy(run.label, label_, sizeof run.label);
 }
@@ -68,6 +69,7 @@ RunMetrics LiveRuns::metrics_of(const Listed& run) {
   m.peak_live_bytes = run.peak_live_bytes;
   m.peak_reserved_bytes = run.peak_reserved_bytes;
   m.slack_bytes = run.slack_bytes;
+  m.allocation_time_ns = run.allocation_ticks;  // LiveCache::report() scales it
   return m;
 }
 

@@ -39,6 +39,8 @@ class LiveHistogram {
   // bucket of its middle value scaled (so within the histogram's resolution); total, max and
   // min are scaled exactly.
   Raw raw(double ns_per_unit = 1.0) const;
+  // The recorded units of every call (sampled calls weighted), as `raw` scales it.
+  std::uint64_t total() const { return total_; }
 
  private:
   std::vector<std::uint64_t> buckets_;

@@ -45,7 +45,7 @@ class LiveRuns {
   // A listed run without a heap of its own: its label inline, as the recorder's label slot.
   struct Listed {
     std::uint64_t requests, hits, upstream_allocs, upstream_frees, evictions, peak_live_bytes,
-        peak_reserved_bytes, slack_bytes;
+        peak_reserved_bytes, slack_bytes, allocation_ticks;
     char label[protocol::label_bytes];
   };
   static RunMetrics metrics_of(const Listed& run);

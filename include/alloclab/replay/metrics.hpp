@@ -43,7 +43,17 @@ struct RunMetrics {
   std::uint64_t peak_live_bytes = 0;
   std::uint64_t peak_reserved_bytes = 0;
   std::uint64_t slack_bytes = 0;
-  bool operator==(const RunMetrics&) const = default;
+  // The time the strategy's calls took in the run: measured on a real upstream (replay
+  // --upstream, a live run), modelled with --cost-model; absent in a plain simulation.
+  std::optional<std::uint64_t> allocation_time_ns;
+  // The counters and the label: a measured time differs from one replay to the next, and a
+  // live run's equals its replay's in everything else.
+  bool operator==(const RunMetrics& o) const {
+    return label == o.label && requests == o.requests && hits == o.hits &&
+           upstream_allocs == o.upstream_allocs && upstream_frees == o.upstream_frees &&
+           evictions == o.evictions && peak_live_bytes == o.peak_live_bytes &&
+           peak_reserved_bytes == o.peak_reserved_bytes && slack_bytes == o.slack_bytes;
+  }
 };
 
 // One point of the memory-over-time series: the range of live and reserved bytes over a bucket

@@ -5,6 +5,7 @@
 // from the opening on (the state before the run's first operation included).
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -21,6 +22,7 @@ struct RunTotals {
   std::uint64_t upstream_frees = 0;
   std::uint64_t evictions = 0;
   std::uint64_t slack_bytes = 0;
+  std::optional<std::uint64_t> allocation_time_ns;  // when the strategy's calls are timed
 };
 
 class RunTally {
@@ -49,6 +51,8 @@ class RunTally {
     r.upstream_frees = now.upstream_frees - start_.upstream_frees;
     r.evictions = now.evictions - start_.evictions;
     r.slack_bytes = now.slack_bytes - start_.slack_bytes;
+    if (now.allocation_time_ns && start_.allocation_time_ns)
+      r.allocation_time_ns = *now.allocation_time_ns - *start_.allocation_time_ns;
     return r;
   }
 

@@ -334,7 +334,8 @@ void Collector::recycle(BufferRef ref) {
                                                  std::memory_order_release));
 }
 
-void Collector::flush(bool bounded, const Sink& sink) {
+void Collector::flush(Kind kind, const Sink& sink) {
+  const bool bounded = kind != Kind::periodic;
   // A marker takes its label after its sequence number: every label below `labels` belongs to a
   // marker numbered below S, and so is written by this flush.
   const std::uint64_t labels = g_.label_next.load(std::memory_order_seq_cst);
@@ -359,8 +360,9 @@ void Collector::flush(bool bounded, const Sink& sink) {
     // Also when not writing: the buffers must still be emptied and given back.
     collect(below, bounded);
     emitted_below_ = std::max(emitted_below_, below);
-    // A pass before the last holds back for the next, which follows at once.
-    label_held = (below < S || !bounded) && hold_back_split_reallocs(new_from);
+    // A pass before the last holds back for the next, which follows at once; the last pass of
+    // the last flush has nothing after it to hold back for.
+    label_held = (below < S || kind != Kind::last) && hold_back_split_reallocs(new_from);
     if (writing_) {
       clock_.calibrate();
       order_moved_reallocs();

@@ -219,6 +219,29 @@ TEST(Collector, a_moved_realloc_split_by_a_requested_flush_is_written_alloc_new_
   split_realloc_across_a_flush(Collector::Kind::requested);
 }
 
+// An allocator below the recorder that allocates inside the realloc (as `alloclab run --record`'s
+// strategies do) puts events of the realloc's thread between its free(old) and its alloc(new).
+TEST(Collector, a_split_moved_realloc_with_allocations_inside_is_written_alloc_new_first) {
+  FakeRecorder rec;
+  const BufferRef a = rec.start_buffer(1);
+  rec.event(a, op_alloc, 0x100, 8);
+  const FakeRecorder::Slot freed = rec.reserve(a);
+  FakeRecorder::complete(freed, op_free, 0x100, 0, realloc_free_bit);
+  rec.event(a, op_alloc, 0x500, 48);  // the allocator's own, inside the realloc
+  Collector collector(rec.shared(), rec.pool(), nullptr);
+  Written w;
+  collector.flush(Collector::Kind::periodic, w.sink());
+  const FakeRecorder::Slot made = rec.reserve(a, 2);
+  made.record[1].address_align = freed.seq;
+  made.record[1].size_op = pack_size_op(0, op_pair, 0);
+  made.record[1].seq_plus1.store(made.seq + 1);
+  FakeRecorder::complete(made, op_alloc, 0x300, 64);
+  rec.event(a, op_free, 0x300);
+  collector.flush(Collector::Kind::periodic, w.sink());
+  EXPECT_EQ(w.events, (std::vector<std::string>{"alloc 0x100 8", "alloc 0x300 64", "free 0x100",
+                                                "alloc 0x500 48", "free 0x300"}));
+}
+
 TEST(Collector, the_last_flush_writes_a_realloc_free_whose_alloc_never_came) {
   FakeRecorder rec;
   const BufferRef a = rec.start_buffer(1);

@@ -201,6 +201,47 @@ TEST(Record, realloc_chains_in_place_and_moving) {
   EXPECT_EQ(resolve(run.trace).in_place_reallocs.size(), in_place);
 }
 
+// Flushes that someone asked for (here the markers, short of label room, many times over) land
+// inside moving reallocs too: each is still written alloc(new) then free(old), so the replay sees
+// both blocks live at once, as they were.
+TEST(Record, moving_reallocs_keep_their_order_across_requested_flushes) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ScratchDir dir;
+  const Traced run = record_program(dir, TORTURE_REALLOC_FLUSHES);
+  expect_no_anomalies(run);
+  // The markers went round the label ring many times, each time asking for a flush.
+  EXPECT_GT(run.counts.at("marks"), 4u * 4096u);  // 4,096 labels to a ring
+  EXPECT_EQ(run.counts.at("moved"), run.counts.at("rounds"));
+  const Trace& t = run.trace;
+  constexpr std::uint64_t size = 64 * 1024;
+  // The realloc thread's heap events, in trace order: per round alloc(p), alloc(blocker), then
+  // the realloc as alloc(new), free(p), then free(blocker), free(new).
+  std::uint64_t realloc_thread = 0;
+  for (std::size_t i = 0; i < t.size() && realloc_thread == 0; ++i)
+    if (t.op(i) == Op::alloc && t.size_of(i) == 2 * size)
+      realloc_thread = t.origins()[t.origin_index(i)].thread;
+  std::vector<std::size_t> heap;
+  for (std::size_t i = 0; i < t.size(); ++i)
+    if ((t.op(i) == Op::alloc || t.op(i) == Op::free) && t.kind(i) == MemoryKind::host &&
+        t.origins()[t.origin_index(i)].thread == realloc_thread)
+      heap.push_back(i);
+  std::uint64_t reallocs = 0, in_order = 0;
+  for (std::size_t k = 2; k + 1 < heap.size(); ++k) {
+    const std::size_t i = heap[k];
+    if (t.op(i) != Op::alloc || t.size_of(i) != 2 * size) continue;
+    ++reallocs;
+    const std::size_t old_alloc = heap[k - 2], next = heap[k + 1];
+    const bool ok = t.op(old_alloc) == Op::alloc && t.size_of(old_alloc) == size &&
+                    t.op(heap[k - 1]) == Op::alloc && t.op(next) == Op::free &&
+                    t.address(next) == t.address(old_alloc);
+    in_order += ok;
+    if (!ok && reallocs - in_order <= 3)
+      ADD_FAILURE() << "realloc at event " << i << " out of order";
+  }
+  EXPECT_EQ(reallocs, run.counts.at("rounds"));
+  EXPECT_EQ(in_order, reallocs);
+}
+
 TEST(Record, memalign_family_with_alignments) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ScratchDir dir;

@@ -148,13 +148,13 @@ TEST(Collector, events_of_several_threads_come_out_in_sequence_order) {
   rec.event(a, op_free, 0x200);
   Collector collector(rec.shared(), rec.pool(), nullptr);
   Written w;
-  collector.flush(true, w.sink());
+  collector.flush(Collector::Kind::requested, w.sink());
   EXPECT_EQ(w.events, (std::vector<std::string>{"alloc 0x100 8", "alloc 0x200 16", "free 0x100",
                                                 "free 0x200"}));
   EXPECT_EQ(w.threads, (std::vector<std::uint64_t>{11, 22, 22, 11}));
   // Nothing twice: the next flush has nothing new.
   Written again;
-  collector.flush(true, again.sink());
+  collector.flush(Collector::Kind::requested, again.sink());
   EXPECT_TRUE(again.events.empty());
 }
 
@@ -169,7 +169,7 @@ TEST(Collector, an_alignment_past_the_largest_is_written_as_the_largest) {
   FakeRecorder::complete(plain, op_alloc, 0x2000 | std::uint64_t{13} << field_bits, 8);
   Collector collector(rec.shared(), rec.pool(), nullptr);
   std::vector<std::uint64_t> alignments;
-  collector.flush(true, [&alignments](const Trace& batch, bool) {
+  collector.flush(Collector::Kind::requested, [&alignments](const Trace& batch, bool) {
     for (std::size_t i = 0; i < batch.size(); ++i) alignments.push_back(batch.alignment(i));
   });
   EXPECT_EQ(alignments, (std::vector<std::uint64_t>{std::uint64_t{1} << 63, 4096}));
@@ -183,9 +183,74 @@ TEST(Collector, a_moved_realloc_is_written_alloc_new_then_free_old) {
   rec.event(a, op_free, 0x300);
   Collector collector(rec.shared(), rec.pool(), nullptr);
   Written w;
-  collector.flush(true, w.sink());
+  collector.flush(Collector::Kind::requested, w.sink());
   EXPECT_EQ(w.events, (std::vector<std::string>{"alloc 0x100 8", "alloc 0x300 64", "free 0x100",
                                                 "free 0x300"}));
+}
+
+// A flush can come between a moved realloc's free(old) and its alloc(new): whatever kind of
+// flush it is (a requested one, as a marker short of label room asks for, or a periodic one), the
+// free waits for the alloc so the two still come out alloc(new) first.
+void split_realloc_across_a_flush(Collector::Kind kind) {
+  FakeRecorder rec;
+  const BufferRef a = rec.start_buffer(1);
+  rec.event(a, op_alloc, 0x100, 8);
+  const FakeRecorder::Slot freed = rec.reserve(a);
+  FakeRecorder::complete(freed, op_free, 0x100, 0, realloc_free_bit);
+  Collector collector(rec.shared(), rec.pool(), nullptr);
+  Written w;
+  collector.flush(kind, w.sink());
+  const FakeRecorder::Slot made = rec.reserve(a, 2);
+  made.record[1].address_align = freed.seq;
+  made.record[1].size_op = pack_size_op(0, op_pair, 0);
+  made.record[1].seq_plus1.store(made.seq + 1);
+  FakeRecorder::complete(made, op_alloc, 0x300, 64);
+  rec.event(a, op_free, 0x300);
+  collector.flush(kind, w.sink());
+  EXPECT_EQ(w.events, (std::vector<std::string>{"alloc 0x100 8", "alloc 0x300 64", "free 0x100",
+                                                "free 0x300"}));
+}
+
+TEST(Collector, a_moved_realloc_split_by_a_periodic_flush_is_written_alloc_new_first) {
+  split_realloc_across_a_flush(Collector::Kind::periodic);
+}
+
+TEST(Collector, a_moved_realloc_split_by_a_requested_flush_is_written_alloc_new_first) {
+  split_realloc_across_a_flush(Collector::Kind::requested);
+}
+
+// An allocator below the recorder that allocates inside the realloc (as `alloclab run --record`'s
+// strategies do) puts events of the realloc's thread between its free(old) and its alloc(new).
+TEST(Collector, a_split_moved_realloc_with_allocations_inside_is_written_alloc_new_first) {
+  FakeRecorder rec;
+  const BufferRef a = rec.start_buffer(1);
+  rec.event(a, op_alloc, 0x100, 8);
+  const FakeRecorder::Slot freed = rec.reserve(a);
+  FakeRecorder::complete(freed, op_free, 0x100, 0, realloc_free_bit);
+  rec.event(a, op_alloc, 0x500, 48);  // the allocator's own, inside the realloc
+  Collector collector(rec.shared(), rec.pool(), nullptr);
+  Written w;
+  collector.flush(Collector::Kind::periodic, w.sink());
+  const FakeRecorder::Slot made = rec.reserve(a, 2);
+  made.record[1].address_align = freed.seq;
+  made.record[1].size_op = pack_size_op(0, op_pair, 0);
+  made.record[1].seq_plus1.store(made.seq + 1);
+  FakeRecorder::complete(made, op_alloc, 0x300, 64);
+  rec.event(a, op_free, 0x300);
+  collector.flush(Collector::Kind::periodic, w.sink());
+  EXPECT_EQ(w.events, (std::vector<std::string>{"alloc 0x100 8", "alloc 0x300 64", "free 0x100",
+                                                "alloc 0x500 48", "free 0x300"}));
+}
+
+TEST(Collector, the_last_flush_writes_a_realloc_free_whose_alloc_never_came) {
+  FakeRecorder rec;
+  const BufferRef a = rec.start_buffer(1);
+  rec.event(a, op_alloc, 0x100, 8);
+  FakeRecorder::complete(rec.reserve(a), op_free, 0x100, 0, realloc_free_bit);
+  Collector collector(rec.shared(), rec.pool(), nullptr);
+  Written w;
+  collector.flush(Collector::Kind::last, w.sink());
+  EXPECT_EQ(w.events, (std::vector<std::string>{"alloc 0x100 8", "free 0x100"}));
 }
 
 TEST(Collector, markers_carry_their_labels_and_free_the_label_ring) {
@@ -196,7 +261,7 @@ TEST(Collector, markers_carry_their_labels_and_free_the_label_ring) {
   rec.marker(a, op_run_end, "");
   Collector collector(rec.shared(), rec.pool(), nullptr);
   Written w;
-  collector.flush(true, w.sink());
+  collector.flush(Collector::Kind::requested, w.sink());
   EXPECT_EQ(w.events, (std::vector<std::string>{"run_begin step 1", "alloc 0x100 8", "run_end "}));
   EXPECT_EQ(rec.shared().globals.labels_collected.load(), 2u);
 }
@@ -210,13 +275,13 @@ TEST(Collector, a_slot_in_flight_is_given_up_on_then_written_late) {
   Collector collector(rec.shared(), rec.pool(), nullptr);
   Written w;
   const auto start = std::chrono::steady_clock::now();
-  collector.flush(true, w.sink());
+  collector.flush(Collector::Kind::requested, w.sink());
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
   EXPECT_EQ(w.events, (std::vector<std::string>{"alloc 0x100 8", "alloc 0x200 16"}));
   EXPECT_EQ(collector.overdue(), 1u);
   FakeRecorder::complete(stuck, op_free, 0x100, 0);
   Written late;
-  collector.flush(true, late.sink());
+  collector.flush(Collector::Kind::requested, late.sink());
   EXPECT_EQ(late.events, (std::vector<std::string>{"free 0x100"}));
   EXPECT_EQ(collector.overdue(), 0u);
 }
@@ -230,7 +295,7 @@ TEST(Collector, emptied_buffers_go_back_to_the_program) {
   rec.abandon(b, false);  // its thread ended
   Collector collector(rec.shared(), rec.pool(), nullptr);
   Written w;
-  collector.flush(false, w.sink());
+  collector.flush(Collector::Kind::periodic, w.sink());
   EXPECT_EQ(w.events.size(), 2u);
   EXPECT_EQ(rec.shared().globals.full_buffers.load(), 0);
   std::vector<BufferRef> spares;
@@ -272,8 +337,8 @@ TEST(Collector, a_backlog_is_written_in_passes_without_losing_an_event) {
   }
   Collector collector(rec.shared(), rec.pool(), nullptr);
   Written w;
-  collector.flush(false, w.sink());
-  collector.flush(true, w.sink());  // what the first held back
+  collector.flush(Collector::Kind::periodic, w.sink());
+  collector.flush(Collector::Kind::last, w.sink());  // what the first held back
   ASSERT_EQ(w.events.size(), expected);
   std::uint64_t reallocs = 0;
   for (std::size_t i = 0; i + 2 < w.events.size(); ++i) {

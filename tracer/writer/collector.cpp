@@ -278,19 +278,39 @@ void Collector::write_items(bool busy, const Sink& sink) {
 
 // A realloc's free(old) is complete before its alloc(new) takes a number, so a flush between the
 // two would write them in separate batches, free first, beyond order_moved_reallocs' reach. The
-// alloc of a realloc free is its thread's next item: when that is not in the batch, or not
+// alloc that completes a realloc free is its op_pair's (moved) or its thread's next alloc at the
+// same address flagged realloc_in_place (kept), not simply its thread's next item: an allocator
+// below the recorder may allocate inside the realloc (`alloclab run --record`'s strategies do),
+// and those allocations are recorded in between. When that alloc is not in the batch, or not
 // before the point from which items wait anyway, everything from the free on waits for the next
 // flush. Only items new in this flush are held back (each at most once), so a thread that never
 // returns holds nothing for long. Returns whether a marker is among them (its label must stay).
 bool Collector::hold_back_split_reallocs(std::uint64_t new_from) {
   constexpr std::uint64_t none = UINT64_MAX;
   std::uint64_t cut = none;
-  std::vector<std::uint64_t> next_of_thread;  // by origin: the seq of its next item seen
+  // The moved reallocs by the number of their free.
+  std::vector<MovedRealloc> by_free(moved_);
+  std::sort(by_free.begin(), by_free.end(),
+            [](const MovedRealloc& a, const MovedRealloc& b) { return a.freed < b.freed; });
+  // By origin: its next alloc seen that a realloc kept in place, and that alloc's address.
+  struct Kept {
+    std::uint64_t seq = none;
+    std::uint64_t address = 0;
+  };
+  std::vector<Kept> next_kept;
   for (auto it = items_.rbegin(); it != items_.rend() && it->seq >= new_from; ++it) {
-    if (it->origin >= next_of_thread.size()) next_of_thread.resize(it->origin + 1u, none);
-    std::uint64_t& next = next_of_thread[it->origin];
-    if ((it->size_op & realloc_free_bit) && (next == none || next >= cut)) cut = it->seq;
-    next = it->seq;
+    if (it->origin >= next_kept.size()) next_kept.resize(it->origin + 1u);
+    Kept& kept = next_kept[it->origin];
+    const std::uint64_t address = it->address_align & field_mask;
+    const std::uint8_t op = record_op(it->size_op);
+    if (op == op_alloc && (it->size_op & realloc_in_place_bit)) kept = Kept{it->seq, address};
+    if (op != op_free || !(it->size_op & realloc_free_bit)) continue;
+    std::uint64_t completed_by = kept.address == address ? kept.seq : none;
+    const auto moved =
+        std::lower_bound(by_free.begin(), by_free.end(), it->seq,
+                         [](const MovedRealloc& m, std::uint64_t seq) { return m.freed < seq; });
+    if (moved != by_free.end() && moved->freed == it->seq) completed_by = moved->made;
+    if (completed_by == none || completed_by >= cut) cut = it->seq;
   }
   if (cut == none) return false;
   const auto from = std::lower_bound(items_.begin(), items_.end(), cut,
@@ -334,7 +354,8 @@ void Collector::recycle(BufferRef ref) {
                                                  std::memory_order_release));
 }
 
-void Collector::flush(bool bounded, const Sink& sink) {
+void Collector::flush(Kind kind, const Sink& sink) {
+  const bool bounded = kind != Kind::periodic;
   // A marker takes its label after its sequence number: every label below `labels` belongs to a
   // marker numbered below S, and so is written by this flush.
   const std::uint64_t labels = g_.label_next.load(std::memory_order_seq_cst);
@@ -359,8 +380,9 @@ void Collector::flush(bool bounded, const Sink& sink) {
     // Also when not writing: the buffers must still be emptied and given back.
     collect(below, bounded);
     emitted_below_ = std::max(emitted_below_, below);
-    // A pass before the last holds back for the next, which follows at once.
-    label_held = (below < S || !bounded) && hold_back_split_reallocs(new_from);
+    // A pass before the last holds back for the next, which follows at once; the last pass of
+    // the last flush has nothing after it to hold back for.
+    label_held = (below < S || kind != Kind::last) && hold_back_split_reallocs(new_from);
     if (writing_) {
       clock_.calibrate();
       order_moved_reallocs();

@@ -28,9 +28,15 @@ class Collector {
   // then compress faster). May throw: the flush stops there (the caller decides what next).
   using Sink = std::function<void(const Trace& batch, bool busy)>;
 
-  // One flush. `bounded`: someone waits for it (exit, exec, a fatal signal, a marker short of
-  // label room): it gives up on a slot that stays in flight sooner, and holds nothing back.
-  void flush(bool bounded, const Sink& sink);
+  // periodic: the writer's own. requested: someone waits for it (exit, exec, a fatal signal, a
+  // marker short of label room), so it gives up sooner on a slot that stays in flight. last: the
+  // writer's final one, once the program ended. All but the last hold a moved realloc's
+  // free(old) back while its alloc(new) is not in the batch: a waiter does not keep the
+  // program's other threads, nor itself once an earlier flush ended its wait, out of a realloc.
+  enum class Kind { periodic, requested, last };
+
+  // One flush.
+  void flush(Kind kind, const Sink& sink);
 
   // From now on nothing more is handed to sinks, but buffers are still emptied and given back,
   // so the program's threads never wait for room.

@@ -131,7 +131,8 @@ class Writer {
       }
       filled_seen = shared_.globals.buffers_filled.load(std::memory_order_relaxed);
       const std::uint64_t requested = control_.flush_requests.load();
-      flush(requested > control_.flush_done.load());
+      flush(requested > control_.flush_done.load() ? Collector::Kind::requested
+                                                   : Collector::Kind::periodic);
       control_.flush_done.store(requested);
       wake_all(control_.flushes);
     }
@@ -139,7 +140,7 @@ class Writer {
 
   // The last flush, and the file closed.
   void finish() {
-    flush(true);
+    flush(Collector::Kind::last);
     if (!failed_) {
       try {
         file_->close();
@@ -168,10 +169,10 @@ class Writer {
     return poll(&program, 1, 0) <= 0;
   }
 
-  void flush(bool bounded) {
+  void flush(Collector::Kind kind) {
     if (namer_) namer_->allow_refresh();
     try {
-      collector_.flush(bounded, [this](const Trace& batch, bool busy) {
+      collector_.flush(kind, [this](const Trace& batch, bool busy) {
         file_->set_zstd_level(busy ? zstd_level_busy : zstd_level_at_ease);
         file_->append(batch);
       });

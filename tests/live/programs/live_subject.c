@@ -41,9 +41,9 @@ static int churn(int rounds) {
 }
 
 /* `runs` marked runs, each labelled "step N", that differ: sizes by step, reallocs kept in
- * place, a block carried from one run into the next, work between runs, and now and then a
- * run ended by the next run_begin. No realloc moves: one recorded while the recorder's writer
- * flushes keeps its recorded order (free, then alloc), which lowers the replay's peak. */
+ * place and reallocs that move (both blocks live at once, which the replay's peaks must see
+ * too), a block carried from one run into the next, work between runs, and now and then a run
+ * ended by the next run_begin. */
 static int steps(int runs) {
   void* carried = NULL;
   char label[32];
@@ -57,6 +57,8 @@ static int steps(int runs) {
       if (!blocks[k]) return 1;
     }
     if (run % 3 == 0 && !(blocks[3] = realloc(blocks[3], kBig))) return 1; /* fits: kept */
+    if (run % 4 == 1 && !(blocks[2] = realloc(blocks[2], 6 * (size_t)kBig)))
+      return 1; /* grows past every size above: moved */
     for (int k = 0; k < 3; ++k) free(blocks[k]);
     if (run % 5 == 0) {
       free(carried);

@@ -120,6 +120,38 @@ TEST_F(RunCli, passes_the_runs_on_to_the_strategy_while_recording_them) {
   EXPECT_EQ(report["program"]["trace"], trace);
 }
 
+// What the strategy allocates for itself (its index's nodes, the cache's tables) is alloclab's:
+// a trace recorded under `run` holds the program's small allocations exactly as a plain
+// `record` of the same deterministic program does, and not one more. The program has the C++
+// runtime loaded: for a C program, `run` loads it with its library, and its exception pool (one
+// allocation as it loads, before any hook can tell it apart) is still recorded (docs/cli.md).
+TEST_F(RunCli, a_recording_under_run_holds_only_what_the_program_allocated) {
+  const auto program = [](const std::string& args) {
+    return std::string(LIVE_SUBJECT_WITH_LIBSTDCXX) + " " + args;
+  };
+  const auto small_allocations = [&](const std::string& trace) {
+    const std::string json = path("small.json");
+    const auto r = run_cli("replay " + trace + " -s exact --min-size 128KiB -f --json " + json);
+    EXPECT_EQ(r.status, 0) << r.output;
+    return read_json(json)["trace"]["below_min_size"]["allocations"].get<std::uint64_t>();
+  };
+  const std::string plain = path("plain.alt");
+  auto r = run_cli("record -f -o " + plain + " -- " + program("churn 600"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::uint64_t expected = small_allocations(plain);
+  ASSERT_GT(expected, 600u) << "the program's 600 and the C++ runtime's";
+  // Strategies whose indexes allocate nodes as they grow: a tree, lists, pools, segments.
+  for (const char* spec :
+       {"exact", "best-fit", "fifo-shrink:max=2MiB", "per-run-pool", "pytorch"}) {
+    SCOPED_TRACE(spec);
+    const std::string trace = path("under-run.alt");
+    r = run_cli(std::string("run -f -s ") + spec + " --record " + trace + " --json " +
+                path("live.json") + " -- " + program("churn 600"));
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(small_allocations(trace), expected);
+  }
+}
+
 TEST_F(RunCli, returns_null_and_enomem_when_the_strategy_cannot_serve) {
   const std::string json = path("enomem.json");
   const auto r = run_cli("run -s exact --json " + json + " -- " + subject("enomem"));

@@ -45,10 +45,21 @@ using CuMemGetInfoFn = CUresult (*)(std::size_t*, std::size_t*);
 
 // Inside the caches on this thread: the calls the strategy makes, and any the CUDA libraries
 // make back into these, go straight to the real functions.
+// The recorder's guard (alloclab_preload_guard) when `run --record` preloads it too: what the
+// caches allocate for themselves is alloclab's, not the program's, and stays out of the trace.
+using RecorderGuard = void (*)(int);
+RecorderGuard g_recorder_guard = nullptr;
+
 thread_local int t_inside __attribute__((tls_model("initial-exec"))) = 0;
 struct Inside {
-  Inside() { ++t_inside; }
-  ~Inside() { --t_inside; }
+  Inside() {
+    ++t_inside;
+    if (g_recorder_guard != nullptr) g_recorder_guard(1);
+  }
+  ~Inside() {
+    if (g_recorder_guard != nullptr) g_recorder_guard(-1);
+    --t_inside;
+  }
   Inside(const Inside&) = delete;
   Inside& operator=(const Inside&) = delete;
 };
@@ -161,6 +172,9 @@ struct Settings {
 // the program may free device memory from its own exit handlers, after ours would run.
 const Settings& settings() {
   static const Settings* const settings = [] {
+    g_recorder_guard =
+        reinterpret_cast<RecorderGuard>(dlsym(RTLD_DEFAULT, "alloclab_preload_guard"));
+    Inside inside;
     auto* s = new Settings();
     const char* spec = std::getenv(protocol::env_live_spec);
     const char* dir = std::getenv(protocol::env_live_report_dir);

@@ -65,11 +65,24 @@ Fn next_symbol(const char* name) {
   return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
 
-// Inside the cache (or setting it up) on this thread: calls go straight to the real functions.
+// The recorder's guard (alloclab_preload_guard) when `run --record` preloads it beside this
+// library: what the cache allocates for itself while it serves the program (its containers,
+// the strategy's index nodes) is alloclab's, and must not reach the trace as the program's.
+using RecorderGuard = void (*)(int);
+RecorderGuard g_recorder_guard = nullptr;
+
+// Inside the cache (or setting it up) on this thread: calls go straight to the real functions,
+// and a recorder preloaded beside this library records none of them.
 thread_local int t_inside __attribute__((tls_model("initial-exec"))) = 0;
 struct Inside {
-  Inside() { ++t_inside; }
-  ~Inside() { --t_inside; }
+  Inside() {
+    ++t_inside;
+    if (g_recorder_guard != nullptr) g_recorder_guard(1);
+  }
+  ~Inside() {
+    if (g_recorder_guard != nullptr) g_recorder_guard(-1);
+    --t_inside;
+  }
   Inside(const Inside&) = delete;
   Inside& operator=(const Inside&) = delete;
 };
@@ -193,8 +206,10 @@ std::uint64_t read_ticks() {
 void initialize() {
   int expected = static_cast<int>(State::uninitialized);
   if (!g_state.compare_exchange_strong(expected, static_cast<int>(State::initializing))) return;
-  Inside inside;
   ensure_real();
+  // Before the first Inside: from here on, what the cache allocates is hidden from a recorder.
+  g_recorder_guard = reinterpret_cast<RecorderGuard>(dlsym(RTLD_DEFAULT, "alloclab_preload_guard"));
+  Inside inside;
   const char* spec = std::getenv(protocol::env_live_spec);
   const char* dir = std::getenv(protocol::env_live_report_dir);
   if (spec == nullptr || dir == nullptr || std::strlen(dir) >= sizeof g_report_dir) {

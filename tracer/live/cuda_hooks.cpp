@@ -27,6 +27,7 @@
 #include "alloclab/protocol/environment.hpp"
 #include "alloclab/protocol/ticks.hpp"
 #include "cuda_symbols.hpp"
+#include "inside.hpp"
 
 #define ALLOCLAB_LIVE_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -45,24 +46,6 @@ using CuMemGetInfoFn = CUresult (*)(std::size_t*, std::size_t*);
 
 // Inside the caches on this thread: the calls the strategy makes, and any the CUDA libraries
 // make back into these, go straight to the real functions.
-// The recorder's guard (alloclab_preload_guard) when `run --record` preloads it too: what the
-// caches allocate for themselves is alloclab's, not the program's, and stays out of the trace.
-using RecorderGuard = void (*)(int);
-RecorderGuard g_recorder_guard = nullptr;
-
-thread_local int t_inside __attribute__((tls_model("initial-exec"))) = 0;
-struct Inside {
-  Inside() {
-    ++t_inside;
-    if (g_recorder_guard != nullptr) g_recorder_guard(1);
-  }
-  ~Inside() {
-    if (g_recorder_guard != nullptr) g_recorder_guard(-1);
-    --t_inside;
-  }
-  Inside(const Inside&) = delete;
-  Inside& operator=(const Inside&) = delete;
-};
 
 // The driver (one per system, libcuda.so.1): the next definition, or the loaded library's.
 // Looked up on each use until found: the program may open the CUDA library late (dlopen).
@@ -172,8 +155,7 @@ struct Settings {
 // the program may free device memory from its own exit handlers, after ours would run.
 const Settings& settings() {
   static const Settings* const settings = [] {
-    g_recorder_guard =
-        reinterpret_cast<RecorderGuard>(dlsym(RTLD_DEFAULT, "alloclab_preload_guard"));
+    find_recorder_guard();
     Inside inside;
     auto* s = new Settings();
     const char* spec = std::getenv(protocol::env_live_spec);

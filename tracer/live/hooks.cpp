@@ -29,6 +29,7 @@
 #include "alloclab/protocol/bootstrap_arena.hpp"
 #include "alloclab/protocol/environment.hpp"
 #include "alloclab/protocol/ticks.hpp"
+#include "inside.hpp"
 
 #define ALLOCLAB_LIVE_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -64,28 +65,6 @@ template <typename Fn>
 Fn next_symbol(const char* name) {
   return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
-
-// The recorder's guard (alloclab_preload_guard) when `run --record` preloads it beside this
-// library: what the cache allocates for itself while it serves the program (its containers,
-// the strategy's index nodes) is alloclab's, and must not reach the trace as the program's.
-using RecorderGuard = void (*)(int);
-RecorderGuard g_recorder_guard = nullptr;
-
-// Inside the cache (or setting it up) on this thread: calls go straight to the real functions,
-// and a recorder preloaded beside this library records none of them.
-thread_local int t_inside __attribute__((tls_model("initial-exec"))) = 0;
-struct Inside {
-  Inside() {
-    ++t_inside;
-    if (g_recorder_guard != nullptr) g_recorder_guard(1);
-  }
-  ~Inside() {
-    if (g_recorder_guard != nullptr) g_recorder_guard(-1);
-    --t_inside;
-  }
-  Inside(const Inside&) = delete;
-  Inside& operator=(const Inside&) = delete;
-};
 
 // What every block the strategy hands out is aligned to: its upstream's blocks are, and the
 // strategies hand out whole blocks or pieces at multiples of 512 bytes of one (the pytorch
@@ -208,7 +187,7 @@ void initialize() {
   if (!g_state.compare_exchange_strong(expected, static_cast<int>(State::initializing))) return;
   ensure_real();
   // Before the first Inside: from here on, what the cache allocates is hidden from a recorder.
-  g_recorder_guard = reinterpret_cast<RecorderGuard>(dlsym(RTLD_DEFAULT, "alloclab_preload_guard"));
+  find_recorder_guard();
   Inside inside;
   const char* spec = std::getenv(protocol::env_live_spec);
   const char* dir = std::getenv(protocol::env_live_report_dir);

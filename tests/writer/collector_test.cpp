@@ -3,6 +3,8 @@
 // buffers given back.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <chrono>
@@ -240,6 +242,35 @@ TEST(Collector, a_split_moved_realloc_with_allocations_inside_is_written_alloc_n
   collector.flush(Collector::Kind::periodic, w.sink());
   EXPECT_EQ(w.events, (std::vector<std::string>{"alloc 0x100 8", "alloc 0x300 64", "free 0x100",
                                                 "alloc 0x500 48", "free 0x300"}));
+}
+
+// On a loaded machine the realloc's thread may lose the core between its free and its alloc
+// for many flushes (a program that marks without pause asks for one every millisecond).
+TEST(Collector, a_moved_realloc_split_over_several_flushes_is_written_alloc_new_first) {
+  FakeRecorder rec;
+  const BufferRef a = rec.start_buffer(1);
+  const BufferRef b = rec.start_buffer(2);
+  rec.event(a, op_alloc, 0x100, 8);
+  const FakeRecorder::Slot freed = rec.reserve(a);
+  FakeRecorder::complete(freed, op_free, 0x100, 0, realloc_free_bit);
+  Collector collector(rec.shared(), rec.pool(), nullptr);
+  Written w;
+  for (int flush = 0; flush < 5; ++flush) {
+    rec.event(b, op_alloc, 0x1000 + 0x100 * static_cast<std::uint64_t>(flush), 16);
+    collector.flush(Collector::Kind::requested, w.sink());
+  }
+  const FakeRecorder::Slot made = rec.reserve(a, 2);
+  made.record[1].address_align = freed.seq;
+  made.record[1].size_op = pack_size_op(0, op_pair, 0);
+  made.record[1].seq_plus1.store(made.seq + 1);
+  FakeRecorder::complete(made, op_alloc, 0x300, 64);
+  collector.flush(Collector::Kind::last, w.sink());
+  const auto at = [&](const std::string& e) {
+    return std::find(w.events.begin(), w.events.end(), e) - w.events.begin();
+  };
+  ASSERT_EQ(w.events.size(), 8u);
+  EXPECT_LT(at("alloc 0x300 64"), at("free 0x100"));
+  EXPECT_EQ(w.events.front(), "alloc 0x100 8");
 }
 
 TEST(Collector, the_last_flush_writes_a_realloc_free_whose_alloc_never_came) {

@@ -283,8 +283,9 @@ void Collector::write_items(bool busy, const Sink& sink) {
 // below the recorder may allocate inside the realloc (`alloclab run --record`'s strategies do),
 // and those allocations are recorded in between. When that alloc is not in the batch, or not
 // before the point from which items wait anyway, everything from the free on waits for the next
-// flush. Only items new in this flush are held back (each at most once), so a thread that never
-// returns holds nothing for long. Returns whether a marker is among them (its label must stay).
+// flush. Items held before are held again while the free that cut them has waited less than
+// kMaxHoldNs, then only items new in this flush are looked at, so a thread that never returns
+// holds nothing for long. Returns whether a marker is among them (its label must stay).
 bool Collector::hold_back_split_reallocs(std::uint64_t new_from) {
   constexpr std::uint64_t none = UINT64_MAX;
   std::uint64_t cut = none;
@@ -298,7 +299,10 @@ bool Collector::hold_back_split_reallocs(std::uint64_t new_from) {
     std::uint64_t address = 0;
   };
   std::vector<Kept> next_kept;
-  for (auto it = items_.rbegin(); it != items_.rend() && it->seq >= new_from; ++it) {
+  const std::uint64_t now = monotonic_ns();
+  const bool hold_again = held_since_ns_ != 0 && now - held_since_ns_ < kMaxHoldNs;
+  const std::uint64_t look_from = hold_again ? 0 : new_from;
+  for (auto it = items_.rbegin(); it != items_.rend() && it->seq >= look_from; ++it) {
     if (it->origin >= next_kept.size()) next_kept.resize(it->origin + 1u);
     Kept& kept = next_kept[it->origin];
     const std::uint64_t address = it->address_align & field_mask;
@@ -312,7 +316,12 @@ bool Collector::hold_back_split_reallocs(std::uint64_t new_from) {
     if (moved != by_free.end() && moved->freed == it->seq) completed_by = moved->made;
     if (completed_by == none || completed_by >= cut) cut = it->seq;
   }
-  if (cut == none) return false;
+  if (cut == none) {
+    held_since_ns_ = 0;
+    return false;
+  }
+  // A cut among this flush's new items starts a new wait; one among those held keeps its own.
+  if (cut >= new_from || held_since_ns_ == 0) held_since_ns_ = now;
   const auto from = std::lower_bound(items_.begin(), items_.end(), cut,
                                      [](const Item& a, std::uint64_t seq) { return a.seq < seq; });
   held_items_.assign(from, items_.end());

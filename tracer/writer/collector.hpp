@@ -89,6 +89,12 @@ class Collector {
   // Kept from flush to flush: their capacity settles at the size of a typical flush.
   std::vector<Item> items_, scratch_, held_items_;
   std::vector<MovedRealloc> moved_, held_moved_;
+  // When the realloc free that holds items back now was first held (0: nothing is held). A free
+  // whose alloc has not come is held again, flush after flush, for up to kMaxHoldNs: its thread
+  // may be descheduled between the two for many short flushes on a loaded machine, but one that
+  // never returns must not hold everything after it for long.
+  std::uint64_t held_since_ns_ = 0;
+  static constexpr std::uint64_t kMaxHoldNs = 1'000'000'000;
   // Slots a flush gave up on, until they complete: no flush waits for them again, and whichever
   // flush finds one complete writes it even when its number is below what was written already
   // (a thread in a signal handler that waits for this very flush, for label room, completes its

@@ -3,6 +3,7 @@
 // of every view.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -117,13 +118,21 @@ TEST(SidePanelChips, removing_a_strategy_takes_it_out_of_the_report_everywhere) 
   EXPECT_EQ(doc.results.size(), 2u);
 }
 
+// A report of the bundled training trace under exact, best-fit and pytorch, in `dir` ("" if
+// the replay failed).
+std::string three_strategy_report(const std::filesystem::path& dir) {
+  const std::string report = (dir / "r.json").string();
+  const CliResult r =
+      run_cli("replay " + traces_dir() +
+              "/torch-cnn-training.alt -s exact -s best-fit -s pytorch --json " + report);
+  EXPECT_EQ(r.status, 0) << r.output;
+  return r.status == 0 ? report : std::string();
+}
+
 TEST(SidePanelChips, a_chip_clicked_in_the_window_takes_its_strategy_out_of_the_views) {
   const auto dir = scratch_dir("chips");
-  const std::string report = (dir / "r.json").string();
-  ASSERT_EQ(run_cli("replay " + traces_dir() + "/torch-cnn-training.alt -s exact -s best-fit -s " +
-                    "pytorch --json " + report)
-                .status,
-            0);
+  const std::string report = three_strategy_report(dir);
+  ASSERT_FALSE(report.empty());
   const std::string script = (dir / "s.txt").string();
   std::ofstream(script) << "open " << report << "\nwait\nframes 2\n"
                         << "expect-text panel/report \"sim mode · 3 strategies\"\n"
@@ -158,11 +167,8 @@ TEST(Highlight, a_strategy_picked_anywhere_fades_the_others) {
 
 TEST(Highlight, a_legend_entry_clicked_in_one_view_highlights_in_every_view) {
   const auto dir = scratch_dir("highlight");
-  const std::string report = (dir / "r.json").string();
-  ASSERT_EQ(run_cli("replay " + traces_dir() + "/torch-cnn-training.alt -s exact -s best-fit -s " +
-                    "pytorch --json " + report)
-                .status,
-            0);
+  const std::string report = three_strategy_report(dir);
+  ASSERT_FALSE(report.empty());
   const std::string script = (dir / "s.txt").string();
   std::ofstream(script) << "open " << report << "\nwait\nview hit-rate\nframes 2\n"
                         << "expect-missing panel/highlight\n"

@@ -87,11 +87,17 @@ TEST(CostModel, file_errors_name_the_file_and_the_key) {
   }
 }
 
-TEST(CostModel, simulation_charges_every_upstream_call_and_hit) {
+// 100 ns per upstream allocate, 50 per deallocate, 7 per hit, whatever the size.
+CostModel flat_model() {
   CostModel m;
   m.allocate.points = {{1, 100}};
   m.deallocate.points = {{1, 50}};
   m.hit_ns = 7;
+  return m;
+}
+
+TEST(CostModel, simulation_charges_every_upstream_call_and_hit) {
+  const CostModel m = flat_model();
   ReplayOptions options;
   options.cost_model = &m;
   for (const char* spec : {"passthrough", "exact", "fifo-shrink:max=2MiB", "per-run-pool"}) {
@@ -110,10 +116,7 @@ TEST(CostModel, simulation_charges_every_upstream_call_and_hit) {
 }
 
 TEST(CostModel, each_run_carries_its_share_of_the_modelled_time) {
-  CostModel m;
-  m.allocate.points = {{1, 100}};
-  m.deallocate.points = {{1, 50}};
-  m.hit_ns = 7;
+  const CostModel m = flat_model();
   ReplayOptions options;
   options.cost_model = &m;
   for (const char* spec : {"passthrough", "exact", "per-run-pool"}) {

@@ -91,6 +91,11 @@ class FakeRecorder {
                      std::uint64_t size) {
     const Slot freed = reserve(ref);
     complete(freed, op_free, old_address, 0, realloc_free_bit);
+    complete_move(ref, freed, new_address, size);
+  }
+  // The alloc(new) of a moved realloc whose free(old) is `freed`, with its op_pair companion.
+  void complete_move(BufferRef ref, const Slot& freed, std::uint64_t new_address,
+                     std::uint64_t size) {
     const Slot made = reserve(ref, 2);
     made.record[1].address_align = freed.seq;
     made.record[1].size_op = pack_size_op(0, op_pair, 0);
@@ -202,11 +207,7 @@ void split_realloc_across_a_flush(Collector::Kind kind) {
   Collector collector(rec.shared(), rec.pool(), nullptr);
   Written w;
   collector.flush(kind, w.sink());
-  const FakeRecorder::Slot made = rec.reserve(a, 2);
-  made.record[1].address_align = freed.seq;
-  made.record[1].size_op = pack_size_op(0, op_pair, 0);
-  made.record[1].seq_plus1.store(made.seq + 1);
-  FakeRecorder::complete(made, op_alloc, 0x300, 64);
+  rec.complete_move(a, freed, 0x300, 64);
   rec.event(a, op_free, 0x300);
   collector.flush(kind, w.sink());
   EXPECT_EQ(w.events, (std::vector<std::string>{"alloc 0x100 8", "alloc 0x300 64", "free 0x100",
@@ -233,11 +234,7 @@ TEST(Collector, a_split_moved_realloc_with_allocations_inside_is_written_alloc_n
   Collector collector(rec.shared(), rec.pool(), nullptr);
   Written w;
   collector.flush(Collector::Kind::periodic, w.sink());
-  const FakeRecorder::Slot made = rec.reserve(a, 2);
-  made.record[1].address_align = freed.seq;
-  made.record[1].size_op = pack_size_op(0, op_pair, 0);
-  made.record[1].seq_plus1.store(made.seq + 1);
-  FakeRecorder::complete(made, op_alloc, 0x300, 64);
+  rec.complete_move(a, freed, 0x300, 64);
   rec.event(a, op_free, 0x300);
   collector.flush(Collector::Kind::periodic, w.sink());
   EXPECT_EQ(w.events, (std::vector<std::string>{"alloc 0x100 8", "alloc 0x300 64", "free 0x100",
@@ -259,11 +256,7 @@ TEST(Collector, a_moved_realloc_split_over_several_flushes_is_written_alloc_new_
     rec.event(b, op_alloc, 0x1000 + 0x100 * static_cast<std::uint64_t>(flush), 16);
     collector.flush(Collector::Kind::requested, w.sink());
   }
-  const FakeRecorder::Slot made = rec.reserve(a, 2);
-  made.record[1].address_align = freed.seq;
-  made.record[1].size_op = pack_size_op(0, op_pair, 0);
-  made.record[1].seq_plus1.store(made.seq + 1);
-  FakeRecorder::complete(made, op_alloc, 0x300, 64);
+  rec.complete_move(a, freed, 0x300, 64);
   collector.flush(Collector::Kind::last, w.sink());
   const auto at = [&](const std::string& e) {
     return std::find(w.events.begin(), w.events.end(), e) - w.events.begin();

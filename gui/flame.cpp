@@ -38,9 +38,8 @@ FlameGraph build_flame(const std::vector<StackFrame>& frames,
     const double width = std::max(first, other);
     if (width <= 0) continue;
     std::uint32_t node = 0;
-    FlameNode* root = &graph.nodes[0];
-    root->value += width;
-    root->delta += first - other;
+    graph.nodes[0].value += width;
+    graph.nodes[0].delta += first - other;
     if (s == 0) continue;  // no stack: counted in the root alone
     const std::vector<std::uint32_t>& stack = stacks[s - 1];
     for (auto f = stack.rbegin(); f != stack.rend(); ++f) {

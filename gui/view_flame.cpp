@@ -9,6 +9,7 @@
 #include <cmath>
 #include <future>
 
+#include "alloclab/format/text_table.hpp"
 #include "alloclab/format/units.hpp"
 #include "alloclab/replay/sites.hpp"
 #include "flame.hpp"
@@ -115,13 +116,13 @@ void follow_model(FlameView& v, const Model& model) {
   }
 }
 
-// The trace's own numbers after operation `at_op` (the peak when unset).
-SitesResult trace_tally(const TraceDoc& trace, std::optional<std::uint64_t> at_op) {
+// The trace's own numbers after the first `done` operations (at the peak when unset).
+SitesResult trace_tally(const TraceDoc& trace, std::optional<std::uint64_t> done) {
   SitesAt at;
   const std::vector<std::uint64_t>& times = trace.resolved.op_time_ns;
-  if (at_op && *at_op < times.size()) {
+  if (done && *done > 0 && *done <= times.size()) {
     at.peak = false;
-    at.time_ns = times[*at_op] - std::min(times[*at_op], times.front());
+    at.time_ns = times[*done - 1] - std::min(times[*done - 1], times.front());
   }
   return tally_sites(*trace.stack_trace, trace.resolved, {}, at, ReplayOptions{}, 1);
 }
@@ -203,23 +204,26 @@ void draw_flame(const Model& model, ViewState& state) {
     ImGui::SameLine();
     int position = static_cast<int>(v.at_op.value_or(v.trace_sites ? v.trace_sites->at_op : 0));
     ImGui::SetNextItemWidth(std::max(120.0f, ImGui::GetContentRegionAvail().x - 10));
+    // "after operation N" counts operations done, as `alloclab sites` says it.
     const std::string label =
-        v.trace_sites
-            ? "operation %d, " +
-                  format_value(
-                      static_cast<double>(v.trace_sites->at_time_ns -
-                                          std::min(v.trace_sites->at_time_ns, trace.first_time_ns)),
-                      Unit::ns) +
-                  (v.at_op ? "" : " (peak)")
-            : std::string("operation %d");
-    if (ImGui::SliderInt("##flame-at", &position, 0, static_cast<int>(ops - 1), label.c_str()))
+        v.trace_sites ? "after %d operations, " +
+                            format_value(static_cast<double>(v.trace_sites->at_time_ns), Unit::ns) +
+                            (v.at_op ? "" : " (peak)")
+                      : std::string("after %d operations");
+    if (v.trace_sites)
+      track_text("flame/at",
+                 string_printf("after %llu operations, ",
+                               static_cast<unsigned long long>(v.trace_sites->at_op)) +
+                     format_value(static_cast<double>(v.trace_sites->at_time_ns), Unit::ns) +
+                     (v.at_op ? "" : " (peak)"));
+    if (ImGui::SliderInt("##flame-at", &position, 0, static_cast<int>(ops), label.c_str()))
       v.at_op = static_cast<std::uint64_t>(position);
     track_item("flame-at");
     if (ImGui::IsItemDeactivatedAfterEdit()) v.trace_sites.reset();
   }
 
-  if (!v.trace_sites || (v.at_op && v.trace_sites->at_op != *v.at_op && !ImGui::IsAnyItemActive()))
-    v.trace_sites = trace_tally(trace, v.at_op);
+  // Counted once per point picked: on the slider's release, not while it is dragged.
+  if (!v.trace_sites) v.trace_sites = trace_tally(trace, v.at_op);
 
   // The strategies' numbers come from replays, off the UI thread.
   if (by_strategy && !v.strategy_sites && !v.pending.valid() && v.error.empty()) {

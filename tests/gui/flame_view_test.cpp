@@ -54,22 +54,26 @@ TEST(FlameView, live_bytes_at_the_peak_by_site_and_a_click_filters_the_memory_vi
   const std::string trace = stacks_trace(dir);
   const std::string png = (dir / "memory.png").string();
   const std::string script = (dir / "flame.txt").string();
-  std::ofstream(script) << "open " << trace << "\nwait\nview flame\nframes 2\n"
-                        << "expect-text flame/caption \"live bytes: 80 MiB\"\n"
-                        << "mouse-on \"flame:hold_weights (app)\"\nframes 2\n"
-                        << "expect-text tooltip \"called from: main (app);run (app)\"\n"
-                        << "expect-text tooltip \"(100% of all)\"\n"
-                        << "click \"flame:hold_weights (app)\"\nframes 2\n"
-                        << "expect-text flame/caption \"Memory view shows main (app);run "
-                           "(app);hold_weights (app)\"\n"
-                        << "view memory\nframes 2\n"
-                        << "mouse-on \"chart:memory/legend:live, site hold_weights (app)\"\n"
-                        << "screenshot " << png << "\n";
+  std::ofstream(script)
+      << "open " << trace << "\nwait\nview flame\nframes 2\n"
+      << "expect-text flame/caption \"live bytes: 80.02 MiB (83,903,064 bytes)\"\n"
+      << "expect-text flame/at \"after 12 operations, 10.00 us (peak)\"\n"
+      << "mouse-on \"flame:hold_weights (app)\"\nframes 2\n"
+      << "expect-text tooltip \"called from: main (app);run (app)\"\n"
+      << "expect-text tooltip \"live bytes: 80.00 MiB (83,886,080 bytes) (99.98% of all)\"\n"
+      << "click \"flame:hold_weights (app)\"\nframes 2\n"
+      << "expect-text flame/caption \"Memory view shows main (app);run "
+         "(app);hold_weights (app)\"\n"
+      << "view memory\nframes 2\n"
+      << "mouse-on \"chart:memory/legend:live, site hold_weights (app)\"\n"
+      << "screenshot " << png << "\n";
   const CliResult r = run_headless("--size 1000x600 --script " + script);
   ALLOCLAB_SKIP_WITHOUT_RENDERING(r);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_GT(count_pixels(load_png(png), 0, 0, 1000, 600,
-                         [](int r, int g, int b) { return r == 120 && g == 220 && b == 120; }),
+                         [](int red, int green, int blue) {
+                           return red == 120 && green == 220 && blue == 120;
+                         }),
             100u)
       << "no line of the site's live bytes";
 }

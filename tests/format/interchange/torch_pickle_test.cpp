@@ -15,6 +15,7 @@
 #include "alloclab/format/stacks.hpp"
 #include "interchange_test_util.hpp"
 #include "pickle_writer.hpp"
+#include "tests/real_size.hpp"
 
 namespace alloclab {
 namespace {
@@ -310,7 +311,7 @@ std::uint64_t peak_rss_kib() {
 // A realistic size: a million entries with frames, read from a file. Timing and memory are
 // printed for docs, not asserted.
 TEST(TorchPickle, a_million_entries_read) {
-  const std::size_t n = 1'000'000;
+  const std::size_t n = test::real_size(1'000'000);
   const std::string path = temp_file("million.pickle");
   {
     const std::string bytes = test::synthetic_snapshot_pickle(n);

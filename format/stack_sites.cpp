@@ -42,9 +42,16 @@ StackSites top_stack_sites(const Trace& trace, std::size_t n) {
   return sites;
 }
 
+namespace {
+
+std::string file_name(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
 std::string describe_frame(const StackFrame& frame) {
-  std::string module = frame.module;
-  if (const auto slash = module.rfind('/'); slash != std::string::npos) module.erase(0, slash + 1);
   std::string text;
   if (!frame.function.empty()) {
     text = frame.function;
@@ -53,7 +60,10 @@ std::string describe_frame(const StackFrame& frame) {
     std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(frame.address));
     text = hex;
   }
-  if (!module.empty()) text += " (" + module + ")";
+  // The source location says more than the object it was built into: it replaces the module.
+  std::string where = file_name(frame.file.empty() ? frame.module : frame.file);
+  if (!frame.file.empty() && frame.line != 0) where += ":" + std::to_string(frame.line);
+  if (!where.empty()) text += " (" + where + ")";
   return text;
 }
 
@@ -76,8 +86,11 @@ nlohmann::json sites_json(const Trace& trace, const std::vector<StackSite>& site
     nlohmann::json frames = nlohmann::json::array();
     for (std::uint32_t f : trace.stacks()[site.stack - 1]) {
       const StackFrame& frame = trace.frames()[f];
-      frames.push_back(
-          {{"address", frame.address}, {"function", frame.function}, {"module", frame.module}});
+      frames.push_back({{"address", frame.address},
+                        {"function", frame.function},
+                        {"module", frame.module},
+                        {"file", frame.file},
+                        {"line", frame.line}});
     }
     list.push_back(
         {{"stack", site.stack}, {"count", site.count}, {"bytes", site.bytes}, {"frames", frames}});

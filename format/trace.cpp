@@ -250,7 +250,8 @@ Trace::MemoryParts Trace::memory_parts() const {
     parts.label_bytes += sizeof(index) + sizeof(text) + text.capacity();
   parts.table_bytes = origins_.capacity() * sizeof(Origin);
   for (const StackFrame& f : frames_)
-    parts.table_bytes += sizeof(f) + f.function.capacity() + f.module.capacity();
+    parts.table_bytes +=
+        sizeof(f) + f.function.capacity() + f.module.capacity() + f.file.capacity();
   for (const auto& stack : stacks_)
     parts.table_bytes += sizeof(stack) + stack.capacity() * sizeof(stack[0]);
   return parts;

@@ -23,8 +23,10 @@ bool decode_origins(VarintReader& in, std::uint32_t events, ChunkExtras& extras,
                     std::string& error);
 // The labels of markers (every version).
 bool decode_labels(VarintReader& in, std::uint32_t events, ChunkExtras& extras, std::string& error);
-// Frame, stack and stack id tables, then the time shift (version 2 on).
-bool decode_stack_tables_and_time_shift(VarintReader& in, std::uint32_t events, ChunkExtras& extras,
+// Frame, stack and stack id tables, then the time shift (version 2 on; each frame's source file
+// and line from version 9 on).
+bool decode_stack_tables_and_time_shift(VarintReader& in, std::uint32_t events,
+                                        std::uint32_t version, ChunkExtras& extras,
                                         unsigned& time_shift, std::string& error);
 // The attrs column, then the chunk-local origin of each event (every version; the realloc bit
 // from version 8 on: an older file with it is refused).

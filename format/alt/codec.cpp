@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <exception>
+#include <limits>
 #include <string_view>
 
 #include "alloclab/format/alt/alt.hpp"
@@ -32,6 +33,8 @@ void encode_stack_tables(const Trace& trace, std::size_t begin, std::size_t end,
     put_varint(out, frames[f].address);
     put_text(out, frames[f].function);
     put_text(out, frames[f].module);
+    put_text(out, frames[f].file);
+    put_varint(out, frames[f].line);
   }
   cursor.frames = std::max(cursor.frames, frames.size());
   const auto& stacks = trace.stacks();
@@ -363,7 +366,8 @@ bool decode_labels(VarintReader& in, std::uint32_t events, ChunkExtras& extras,
   return true;
 }
 
-bool decode_stack_tables_and_time_shift(VarintReader& in, std::uint32_t events, ChunkExtras& extras,
+bool decode_stack_tables_and_time_shift(VarintReader& in, std::uint32_t events,
+                                        std::uint32_t version, ChunkExtras& extras,
                                         unsigned& time_shift, std::string& error) {
   auto fail = [&](std::string what) {
     error = std::move(what);
@@ -390,6 +394,12 @@ bool decode_stack_tables_and_time_shift(VarintReader& in, std::uint32_t events, 
   for (StackFrame& f : extras.frames) {
     f.address = in.next();
     if (!text(f.function) || !text(f.module)) return fail("frame runs past the end of the chunk");
+    if (version < alt_frame_lines_version) continue;  // no source lines before version 9
+    if (!text(f.file)) return fail("frame runs past the end of the chunk");
+    const std::uint64_t line = in.next();
+    if (line > std::numeric_limits<std::uint32_t>::max())
+      return fail("frame line " + std::to_string(line));
+    f.line = static_cast<std::uint32_t>(line);
   }
   extras.stacks_first = in.next();
   const std::uint64_t stack_count = in.next();
@@ -668,7 +678,7 @@ bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint3
   }
   unsigned shift = 0;
   if (!decode_origins(in, events, extras, error) || !decode_labels(in, events, extras, error) ||
-      !decode_stack_tables_and_time_shift(in, events, extras, shift, error) ||
+      !decode_stack_tables_and_time_shift(in, events, version, extras, shift, error) ||
       !decode_attrs_and_origins(in, events, version, extras.origins.size(), col, error))
     return false;
   decode_times(in, events, shift, col, scratch);

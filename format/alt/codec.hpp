@@ -50,6 +50,10 @@
 // allocations that references count back over, the previous address), so a block allocated
 // in one chunk and freed in a later one of the group is a reference rather than an address
 // delta. Everything else (origins, labels, times, sizes) stays per chunk.
+//
+// Version 8 adds the realloc-in-place bit to attrs. Version 9 ends each frame with its source
+// file and line: (address len function len module len file line:varint); line 0 and an empty
+// file: unknown.
 #include <cstddef>
 #include <cstdint>
 #include <memory>

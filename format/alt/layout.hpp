@@ -29,6 +29,8 @@ inline constexpr std::uint32_t alt_max_chunk_raw_bytes = 1u << 30;
 inline constexpr std::uint32_t alt_grouped_version = 7;
 // The first version whose event attributes may carry the realloc-in-place bit (8).
 inline constexpr std::uint32_t alt_realloc_bit_version = 8;
+// The first version whose stack frames carry a source file and line (9).
+inline constexpr std::uint32_t alt_frame_lines_version = 9;
 // Version 7 on: the top bits of a chunk header's event count say how many chunks of its group
 // come before it (alt_codec.hpp), so a reader plans its work from the headers alone.
 inline constexpr unsigned alt_group_position_shift = 25;

@@ -235,7 +235,8 @@ bool decode_chunk_columns(const std::uint8_t* data, std::size_t size, std::uint3
   if (!origins_ok || !decode_labels(in, events, extras, error)) return false;
   unsigned shift = 0;
   if (version >= 2) {
-    if (!decode_stack_tables_and_time_shift(in, events, extras, shift, error)) return false;
+    if (!decode_stack_tables_and_time_shift(in, events, version, extras, shift, error))
+      return false;
   } else {
     extras.frames.clear();
     extras.stacks.clear();

@@ -4,6 +4,7 @@
 #include "alloclab/format/interchange/torch_snapshot.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <sstream>
 #include <streambuf>
 #include <unordered_map>
@@ -121,20 +122,24 @@ class StackTable {
         throw BadFrames{": '" + std::string(key) + "' is not text: " + tree_.describe(*value)};
       return std::string(tree_.text_of(*value));
     };
+    // A snapshot frame is a source location (Python or C++), not a return address in an
+    // object: it fills function, file and line and leaves address and module unknown.
     StackFrame out;
     out.function = text("name");
-    out.module = text("filename");
+    out.file = text("filename");
     const auto line = tree_.find(frame, "line");
     if (!line) throw BadFrames{": no 'line'"};
-    if (tree_.kind(*line) == Kind::unsigned_integer) {
-      out.module += ":" + std::to_string(tree_.unsigned_of(*line));
-    } else if (tree_.kind(*line) == Kind::integer && tree_.integer_of(*line) >= 0) {
-      // Line 0: PyTorch knows no line (a C++ frame without debug information).
-      if (tree_.integer_of(*line) > 0) out.module += ":" + std::to_string(tree_.integer_of(*line));
+    // Line 0: PyTorch knows no line (a C++ frame without debug information), as in StackFrame.
+    if (tree_.kind(*line) == Kind::unsigned_integer &&
+        tree_.unsigned_of(*line) <= std::numeric_limits<std::uint32_t>::max()) {
+      out.line = static_cast<std::uint32_t>(tree_.unsigned_of(*line));
+    } else if (tree_.kind(*line) == Kind::integer && tree_.integer_of(*line) >= 0 &&
+               tree_.integer_of(*line) <= std::numeric_limits<std::uint32_t>::max()) {
+      out.line = static_cast<std::uint32_t>(tree_.integer_of(*line));
     } else {
       throw BadFrames{": 'line' is not a line number: " + tree_.describe(*line)};
     }
-    const std::string key = out.function + '\0' + out.module;
+    const std::string key = out.function + '\0' + out.file + '\0' + std::to_string(out.line);
     const auto [it, added] = frame_by_content_.try_emplace(key, 0);
     if (added) it->second = trace_.add_frame(std::move(out));
     frame_by_id_.emplace(frame, it->second);

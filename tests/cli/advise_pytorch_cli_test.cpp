@@ -13,6 +13,7 @@
 
 #include "cli_test_util.hpp"
 #include "tests/format/interchange/pickle_writer.hpp"
+#include "tests/real_size.hpp"
 #include "tests/replay/pytorch_workload.hpp"
 
 namespace {
@@ -225,9 +226,10 @@ TEST_F(AdvisePyTorchCli, a_damaged_snapshot_is_one_line_naming_the_file) {
 TEST_F(AdvisePyTorchCli, a_snapshot_of_hundreds_of_thousands_of_entries) {
   std::vector<SnapshotEntry> e;
   std::int64_t time = 1700000000000000;
-  for (const alloclab::test::WorkloadOp& op : alloclab::test::training_workload(1500))
+  for (const alloclab::test::WorkloadOp& op :
+       alloclab::test::training_workload(alloclab::test::real_size(1500)))
     e.push_back({op.alloc ? "alloc" : "free_completed", op.addr, op.size, 0, ++time});
-  ASSERT_GT(e.size(), 250'000u);
+  ASSERT_GT(e.size(), alloclab::test::real_size(250'000));
   const CliResult r = run_cli("advise --pytorch " + snapshot("big.pickle", e) +
                               " --memory-limit 1400MiB -j 2 --json " + path("big.json"));
   ASSERT_EQ(r.status, 0) << r.output;

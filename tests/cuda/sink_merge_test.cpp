@@ -136,6 +136,49 @@ TEST(CudaMerge, merge_orders_by_time_and_keeps_ties_and_each_traces_order) {
   EXPECT_EQ(resolved.allocation_count(), 2u);
 }
 
+// `record --cuda --cpu --stacks N`: the host allocations' stacks (and any the other trace has)
+// survive the merge, each event still naming its own frames.
+TEST(CudaMerge, merge_keeps_the_call_stacks_of_both_traces) {
+  Trace cuda;
+  const std::uint32_t launch = cuda.add_frame({0x500, "launch", "/bin/prog", "/src/prog.cu", 7});
+  cuda.push_back(device_event(Op::alloc, 10, 0x7f00, 100));
+  cuda.set_stack_id(0, cuda.add_stack({launch}));
+  cuda.push_back(device_event(Op::free, 40, 0x7f00));
+  Trace cpu;
+  const std::uint32_t main_frame = cpu.add_frame({0x400, "main", "/bin/prog"});
+  const std::uint32_t site = cpu.add_frame({0x410, "site", "/bin/prog", "/src/prog.c", 12});
+  const std::uint32_t one = cpu.add_stack({main_frame});
+  const std::uint32_t two = cpu.add_stack({site, main_frame});
+  Event host;
+  host.op = Op::alloc;
+  host.size = 8;
+  for (std::uint64_t k = 0; k < 3; ++k) {
+    host.time_ns = 5 + 10 * k;  // 5, 15, 25: before, between and after the CUDA events
+    host.address = 0x1000 + 64 * k;
+    cpu.push_back(host);
+    cpu.set_stack_id(k, k == 1 ? one : two);
+  }
+
+  const Trace merged = merge_by_time(cuda, cpu);
+  ASSERT_EQ(merged.size(), 5u);
+  ASSERT_EQ(merged.frames().size(), 3u);
+  ASSERT_EQ(merged.stacks().size(), 3u);
+  auto innermost = [&](std::size_t i) {
+    const std::uint32_t id = merged.stack_id(i);
+    return id == 0 ? std::string("none") : merged.frames()[merged.stacks()[id - 1][0]].function;
+  };
+  // Time order: host 5, cuda 10, host 15, host 25, cuda free 40.
+  EXPECT_EQ(innermost(0), "site");
+  EXPECT_EQ(innermost(1), "launch");
+  EXPECT_EQ(innermost(2), "main");
+  EXPECT_EQ(innermost(3), "site");
+  EXPECT_EQ(innermost(4), "none");
+  const auto& site_stack = merged.stacks()[merged.stack_id(3) - 1];
+  ASSERT_EQ(site_stack.size(), 2u);
+  EXPECT_EQ(merged.frames()[site_stack[0]].line, 12u);
+  EXPECT_EQ(merged.frames()[site_stack[1]].function, "main");
+}
+
 TEST(CudaMerge, merging_with_an_empty_trace_is_the_trace) {
   Trace cuda;
   cuda.push_back(device_event(Op::alloc, 5, 0x10, 1));

@@ -159,9 +159,11 @@ TEST(StackSitesText, json_lists_each_site_with_its_frames) {
   EXPECT_EQ(first["count"], 2);
   EXPECT_EQ(first["bytes"], 200);
   ASSERT_EQ(first["frames"].size(), 2u);
-  EXPECT_EQ(
-      first["frames"][0],
-      (nlohmann::json{{"address", 0x7f0020}, {"function", ""}, {"module", "/lib/libhelper.so"}}));
+  EXPECT_EQ(first["frames"][0], (nlohmann::json{{"address", 0x7f0020},
+                                                {"function", ""},
+                                                {"module", "/lib/libhelper.so"},
+                                                {"file", ""},
+                                                {"line", 0}}));
   EXPECT_EQ(j["top_stacks_by_bytes"][0]["bytes"], 5000);
 }
 

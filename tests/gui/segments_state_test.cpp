@@ -13,6 +13,7 @@
 #include "alloclab/replay/replay_cursor.hpp"
 #include "alloclab/replay/sim_replay.hpp"
 #include "gui/segments.hpp"
+#include "tests/real_size.hpp"
 
 namespace alloclab::gui {
 namespace {
@@ -101,7 +102,7 @@ TEST(SegmentsState, only_pytorch_family_specs_have_segments) {
 std::shared_ptr<const TraceDoc> big_trace() {
   SyntheticOptions options;
   options.shape = SyntheticShape::transformer;
-  options.min_events = 2'000'000;
+  options.min_events = test::real_size(2'000'000);
   auto doc = std::make_shared<TraceDoc>();
   doc->path = "big";
   doc->resolved = resolve(generate_synthetic(options));
@@ -136,7 +137,7 @@ std::shared_ptr<const SegmentsState> settle(SegmentsWorker& worker, std::uint64_
 TEST(SegmentsWorker, goes_forward_and_back_on_millions_of_operations_without_blocking_a_frame) {
   const std::shared_ptr<const TraceDoc> trace = big_trace();
   const std::uint64_t n = trace->resolved.ops.size();
-  ASSERT_GT(n, 2'000'000u);
+  ASSERT_GT(n, test::real_size(2'000'000));
   SegmentsWorker worker(trace, "pytorch", std::nullopt);
   double slowest_ms = 0;
   // To the end, then (before it gets there) back to a third: the replay starts over.

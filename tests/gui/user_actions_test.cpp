@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gui_test_util.hpp"
+#include "tests/real_size.hpp"
 
 namespace alloclab::test {
 namespace {
@@ -70,7 +71,8 @@ TEST(UserActions, cancel_stops_a_running_replay_and_the_ui_keeps_drawing) {
   // Big enough that 24 strategies take seconds to replay (tens of millions of simulated
   // operations): the click on Cancel, a few frames after Run, lands while it runs.
   const std::string trace = (dir / "big.alt").string();
-  const CliResult gen = run_cli("generate --shape transformer --events 4000000 -o " + trace);
+  const CliResult gen = run_cli("generate --shape transformer --events " +
+                                std::to_string(test::real_size(4000000)) + " -o " + trace);
   ASSERT_EQ(gen.status, 0) << gen.output;
   std::string specs;
   for (int i = 0; i < 4; ++i)

@@ -1,7 +1,9 @@
 // `alloclab record --stacks N`: call stacks of allocations, deduplicated and named.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -61,6 +63,76 @@ TEST(RecordStacks, two_call_sites_give_two_named_stacks) {
   EXPECT_LT(trace.stacks().size(), 40u);
 }
 
+// The frame of stacks_site_two in the stack of each 3000-byte allocation of `trace`.
+std::vector<StackFrame> site_two_frames(const Trace& trace) {
+  std::vector<StackFrame> found;
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    if (trace.op(i) != Op::alloc || trace.size_of(i) != 3000 || trace.stack_id(i) == 0) continue;
+    for (std::uint32_t f : trace.stacks()[trace.stack_id(i) - 1])
+      if (trace.frames()[f].function == "stacks_site_two") found.push_back(trace.frames()[f]);
+  }
+  return found;
+}
+
+TEST(RecordStacks, frames_of_a_program_with_debug_information_name_file_and_line) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ALLOCLAB_SKIP_UNDER_TSAN("the instrumented program's frames differ; checked in the plain build");
+#ifndef ALLOCLAB_LIBDW
+  GTEST_SKIP() << "built without libdw (ALLOCLAB_LIBDW): frames are not named";
+#endif
+  ScratchDir dir;
+  const std::string trace_path = dir.file("lines.alt");
+  const std::string counts = dir.file("counts.txt");
+  const Recorded r =
+      record(trace_path, std::string(TORTURE_STACKS) + " " + counts, {}, "--stacks 8");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Trace trace = read_alt(trace_path);
+  const auto counted = read_counts(counts);
+  const std::vector<StackFrame> frames = site_two_frames(trace);
+  ASSERT_EQ(frames.size(), counted.at("site_two"));
+  for (const StackFrame& frame : frames) {
+    EXPECT_EQ(std::filesystem::path(frame.file).filename(), "stacks.c") << frame.file;
+    EXPECT_EQ(frame.line, counted.at("site_two_line"));
+    EXPECT_EQ(std::filesystem::path(frame.module).filename(), "torture_stacks");
+  }
+  const std::string where =
+      "stacks_site_two (stacks.c:" + std::to_string(counted.at("site_two_line")) + ")";
+  EXPECT_EQ(describe_frame(frames.front()), where);
+
+  const CliResult text = run_shell(std::string(ALLOCLAB_CLI) + " info --stacks " + trace_path);
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_NE(text.output.find("      " + where + "\n"), std::string::npos) << text.output;
+  const CliResult json =
+      run_shell(std::string(ALLOCLAB_CLI) + " info --json --stacks=1 " + trace_path);
+  ASSERT_EQ(json.status, 0) << json.output;
+  const auto j = nlohmann::json::parse(json.output.substr(json.output.find('{')));
+  const auto& top = j["top_stacks_by_bytes"][0]["frames"][0];
+  EXPECT_EQ(top["function"], "stacks_site_two");
+  EXPECT_EQ(std::filesystem::path(top["file"].get<std::string>()).filename(), "stacks.c");
+  EXPECT_EQ(top["line"], counted.at("site_two_line"));
+}
+
+TEST(RecordStacks, frames_of_a_program_without_debug_information_keep_function_and_module) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  ALLOCLAB_SKIP_UNDER_TSAN("the instrumented program's frames differ; checked in the plain build");
+  ScratchDir dir;
+  const std::string trace_path = dir.file("nodebug.alt");
+  const std::string counts = dir.file("counts.txt");
+  const Recorded r =
+      record(trace_path, std::string(TORTURE_STACKS_NODEBUG) + " " + counts, {}, "--stacks 8");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Trace trace = read_alt(trace_path);
+  const std::vector<StackFrame> frames = site_two_frames(trace);
+  ASSERT_EQ(frames.size(), read_counts(counts).at("site_two"));
+  for (const StackFrame& frame : frames) {
+    EXPECT_NE(frame.address, 0u);
+    EXPECT_EQ(std::filesystem::path(frame.module).filename(), "torture_stacks_nodebug");
+    EXPECT_EQ(frame.file, "");
+    EXPECT_EQ(frame.line, 0u);
+  }
+  EXPECT_EQ(describe_frame(frames.front()), "stacks_site_two (torture_stacks_nodebug)");
+}
+
 TEST(RecordStacks, info_lists_the_sites_by_count_and_bytes) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   ALLOCLAB_SKIP_UNDER_TSAN("the instrumented program's frames differ; checked in the plain build");
@@ -70,7 +142,7 @@ TEST(RecordStacks, info_lists_the_sites_by_count_and_bytes) {
   const CliResult text = run_shell(std::string(ALLOCLAB_CLI) + " info --stacks " + trace_path);
   ASSERT_EQ(text.status, 0) << text.output;
   EXPECT_NE(text.output.find("top allocation stacks by bytes"), std::string::npos);
-  EXPECT_NE(text.output.find("stacks_site_two (torture_stacks)"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("stacks_site_two (stacks.c:"), std::string::npos) << text.output;
   const CliResult json =
       run_shell(std::string(ALLOCLAB_CLI) + " info --json --stacks=3 " + trace_path);
   ASSERT_EQ(json.status, 0) << json.output;

@@ -14,6 +14,7 @@
 #include "alloclab/replay/sim_replay.hpp"
 #include "alloclab/strategies/pytorch.hpp"
 #include "pytorch_workload.hpp"
+#include "tests/real_size.hpp"
 
 namespace alloclab {
 namespace {
@@ -523,7 +524,7 @@ TEST(PyTorchAdvice, collection_with_expandable_segments_only_with_fixed_segments
 TEST(PyTorchAdvice, grid_of_a_training_trace_of_hundreds_of_thousands_of_events) {
   Trace trace;
   std::uint64_t time = 0;
-  for (const test::WorkloadOp& op : test::training_workload(1500)) {
+  for (const test::WorkloadOp& op : test::training_workload(test::real_size(1500))) {
     Event e;
     e.time_ns = ++time;
     e.op = op.alloc ? Op::alloc : Op::free;
@@ -534,7 +535,7 @@ TEST(PyTorchAdvice, grid_of_a_training_trace_of_hundreds_of_thousands_of_events)
     trace.push_back(e);
   }
   const ResolvedTrace resolved = resolve(trace);
-  ASSERT_GT(resolved.ops.size(), 250'000u);
+  ASSERT_GT(resolved.ops.size(), test::real_size(250'000));
   // Peak live is about 1.3 GiB: under 1400 MiB some settings run out of memory, some do not.
   const std::uint64_t limit = 1400 * MiB;
   const std::vector<PyTorchConfig> grid = pytorch_advice_grid(resolved, limit);

@@ -14,6 +14,7 @@
 #include "alloclab/strategies/upstream/host_malloc.hpp"
 #include "alloclab/strategies/upstream/host_mmap.hpp"
 #include "alloclab/strategies/upstream/registry.hpp"
+#include "tests/real_size.hpp"
 #include "tests/watchdog.hpp"
 
 namespace alloclab {
@@ -118,12 +119,13 @@ ResolvedTrace trace_with_leaks(std::size_t live_at_end) {
 }
 
 TEST(RealReplay, traces_ending_with_live_blocks_finish_and_count_as_in_simulation) {
-  for (const std::size_t leaks : {0u, 17u, 1000u, 100000u}) {
+  for (const std::size_t leaks :
+       {std::size_t{0}, std::size_t{17}, std::size_t{1000}, test::real_size(100000)}) {
     const ResolvedTrace trace = trace_with_leaks(leaks);
     for (const char* spec : {"exact", "best-fit", "fifo-shrink:max=1MiB", "per-run-pool"}) {
       const StrategyResult sim = replay_sim(trace, spec).result;
       for (const char* upstream : {"host-malloc", "host-mmap"}) {
-        if (leaks == 100000 && std::string(upstream) == "host-mmap") continue;  // 100k mappings
+        if (leaks > 1000 && std::string(upstream) == "host-mmap") continue;  // 100k mappings
         test::Watchdog watchdog(120, "replay");
         const StrategyResult real = replay_trace(trace, spec, real_options(upstream)).result;
         EXPECT_EQ(counters_json(sim), counters_json(real))

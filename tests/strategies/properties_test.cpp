@@ -21,6 +21,7 @@
 #include "alloclab/strategies/fifo_shrink.hpp"
 #include "alloclab/strategies/registry.hpp"
 #include "strategy_test_support.hpp"
+#include "tests/real_size.hpp"
 
 namespace alloclab {
 namespace {
@@ -311,7 +312,7 @@ void expect_same(const Replay& a, const Replay& b, const std::string& label) {
   EXPECT_EQ(a.upstream.reserved_bytes, b.upstream.reserved_bytes);
 }
 
-constexpr int kSequences = 1000;
+constexpr int kSequences = static_cast<int>(test::real_size(1000));
 constexpr int kOpsPerSequence = 200;
 
 SimUpstreamOptions sim_options(std::uint64_t seed) {

@@ -124,9 +124,20 @@ FrameName FrameNamer::name(std::uint64_t return_address) {
   if (file) name.module = file->path;
 #ifdef ALLOCLAB_LIBDW
   if (file && symbols_->dwfl)
-    if (Dwfl_Module* module = dwfl_addrmodule(symbols_->dwfl, call))
+    if (Dwfl_Module* module = dwfl_addrmodule(symbols_->dwfl, call)) {
       if (const char* symbol = dwfl_module_addrname(module, call))
         name.function = demangled(symbol);
+      // The line table of the object's DWARF (found by libdwfl's standard search: the object
+      // itself, a .debug file beside it or under the debug directories, by build id).
+      if (Dwfl_Line* line = dwfl_module_getsrc(module, call)) {
+        int number = 0;
+        if (const char* source = dwfl_lineinfo(line, nullptr, &number, nullptr, nullptr, nullptr);
+            source && number > 0) {
+          name.file = source;
+          name.line = static_cast<std::uint32_t>(number);
+        }
+      }
+    }
 #endif
   return name;
 }

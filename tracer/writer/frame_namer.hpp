@@ -1,7 +1,9 @@
 #pragma once
 // Names the return addresses of a running program's stacks: the loaded object that holds each
 // (from /proc/PID/maps) and, where elfutils' libdwfl is built in, the function (from the
-// object's symbol tables, the way a debugger would). Runs in the writer process while the
+// object's symbol tables, the way a debugger would) and, where the object has debug
+// information (its own or a separate debug file), the source file and line of the call (the
+// innermost inlined one when the call was inlined). Runs in the writer process while the
 // program runs, so a frame is named with the objects mapped at the flush after its allocation;
 // an object unloaded in between leaves its frames with their address only.
 #include <cstdint>
@@ -13,8 +15,10 @@
 namespace alloclab::writer {
 
 struct FrameName {
-  std::string function;  // demangled; empty when unknown
-  std::string module;    // the object's path; empty when no mapped file holds the address
+  std::string function;    // demangled; empty when unknown
+  std::string module;      // the object's path; empty when no mapped file holds the address
+  std::string file;        // source file of the call; empty without debug information
+  std::uint32_t line = 0;  // its line; 0 when unknown
 };
 
 // One line of /proc/PID/maps that maps a file: [start, end) of `path`.

@@ -15,6 +15,8 @@ std::uint32_t StackTable::frame_index(std::uint64_t address, Trace& trace) {
   frame.address = address;
   frame.function = std::move(name.function);
   frame.module = std::move(name.module);
+  frame.file = std::move(name.file);
+  frame.line = name.line;
   const std::uint32_t index = trace.add_frame(std::move(frame));
   frames_.emplace(address, index);
   return index;

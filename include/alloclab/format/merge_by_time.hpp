@@ -9,7 +9,8 @@ namespace alloclab {
 
 // Events of both traces in time order; on equal times `first`'s come first, and each trace's
 // own order is kept (a stable merge). Metadata is `first`'s, with `second`'s under
-// "merged_trace"; warnings of both are kept.
+// "merged_trace"; warnings of both are kept, and so are the call stacks of both (their frame and
+// stack tables, `second`'s after `first`'s).
 Trace merge_by_time(const Trace& first, const Trace& second);
 
 }  // namespace alloclab

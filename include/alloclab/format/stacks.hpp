@@ -28,7 +28,9 @@ struct StackSites {
 // Allocations (program requests, not the allocator's own segment events) by stack.
 StackSites top_stack_sites(const Trace& trace, std::size_t n);
 
-// "function (module file name)", or the address in hex when the recorder could not name it.
+// The function (the address in hex when the recorder could not name it), then in parentheses
+// where it is: "source file name:line" when the frame has a source location, else the module's
+// file name ("main (app.cpp:42)", "malloc (libc.so.6)", "0x7f12 (libfoo.so)").
 std::string describe_frame(const StackFrame& frame);
 
 // `alloclab info --stacks`: how many allocations had a stack, then the top sites by count and by

@@ -27,11 +27,14 @@
 namespace alloclab {
 
 // One frame of a recorded call stack: a return address and, when the recorder could tell, the
-// function it lies in and the file of the object (executable or shared library) around it.
+// function it lies in, the file of the object (executable or shared library) around it and the
+// source file and line of the call (from debug information; empty and 0 when unknown).
 struct StackFrame {
   std::uint64_t address = 0;
   std::string function;
   std::string module;
+  std::string file{};  // {}: an initialiser list that stops at module needs no more
+  std::uint32_t line = 0;
   bool operator==(const StackFrame&) const = default;
 };
 

@@ -88,6 +88,35 @@ TEST(RecordCuda, cuda_with_cpu_runs_both_tracers_and_leaves_one_trace) {
   EXPECT_GE(host_allocs, 10u);
 }
 
+// --stacks reaches the preload tracer (ALLOCLAB_STACKS), whose host allocations keep their
+// stacks in the trace record leaves.
+TEST(RecordCuda, cuda_with_cpu_and_stacks_records_the_host_allocations_stacks) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  CudaScratch scratch;
+  const std::string trace = scratch.file("stacks.alt");
+  const Recording r = record_env(scratch, "--cuda --cpu --stacks 8", trace);
+  EXPECT_EQ(r.env.at("ALLOCLAB_STACKS"), "8");
+  ASSERT_EQ(r.result.status, 0) << r.result.output;
+  const Trace recorded = read_alt(trace);
+  EXPECT_TRUE(recorded.has_stacks());
+  std::size_t with_stack = 0;
+  for (std::size_t i = 0; i < recorded.size(); ++i)
+    with_stack += recorded.op(i) == Op::alloc && recorded.stack_id(i) != 0;
+  EXPECT_GE(with_stack, 10u);
+}
+
+// The CUDA tracer records no stacks: asked for them alone, record says so before the program runs.
+TEST(RecordCuda, stacks_with_cuda_alone_is_a_usage_error) {
+  CudaScratch scratch;
+  const CliResult r = run_cli("record --cuda --stacks 8 -o " + scratch.file("t.alt") + " -- " +
+                              PRINT_ENV_PROGRAM + " " + scratch.file("env.txt"));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("record: --stacks with --cuda needs --cpu"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(std::filesystem::exists(scratch.file("env.txt")));
+  EXPECT_FALSE(std::filesystem::exists(scratch.file("t.alt")));
+}
+
 // Two events of one process, on the CPU or on cuda:0, at the given times.
 Trace process_trace(std::int64_t pid, DeviceId device, std::uint64_t first_time) {
   Trace t;

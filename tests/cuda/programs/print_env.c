@@ -5,7 +5,8 @@
 
 static const char* const names[] = {
     "CUDA_INJECTION64_PATH", "ALLOCLAB_CUDA_OUTPUT", "ALLOCLAB_RUN_RANGE",
-    "NVTX_INJECTION64_PATH", "LD_PRELOAD",           "ALLOCLAB_OUTPUT"};
+    "NVTX_INJECTION64_PATH", "LD_PRELOAD",           "ALLOCLAB_OUTPUT",
+    "ALLOCLAB_STACKS"};
 
 int main(int argc, char** argv) {
   if (argc < 2) return 2;

@@ -1,8 +1,8 @@
-// Files of the format versions before the current one (legacy_versions.cpp, and version 7 by the
-// current decoder) decode to exactly the events they were written from, where those can be made
-// again: the synthetic generator is deterministic, and the version 2 file is a conversion of a
-// CSV file kept beside it. Only test
-// data is in those versions: the bundled traces are in the current one.
+// Files of the format versions before the current one (legacy_versions.cpp, and versions 7 and
+// 8 by the current decoder) decode to exactly the events they were written from, where those can
+// be made again: the synthetic generator is deterministic, and the version 2 file is a conversion
+// of a CSV file kept beside it. Only test data is in those versions: the bundled traces are in
+// the current one.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,6 +11,7 @@
 #include "alloclab/format/alt/alt.hpp"
 #include "alloclab/format/error.hpp"
 #include "alloclab/format/interchange/csv.hpp"
+#include "alloclab/format/interchange/torch_snapshot.hpp"
 #include "alloclab/format/synthetic.hpp"
 #include "format/alt/codec.hpp"
 #include "tests/format/trace_test_util.hpp"
@@ -66,6 +67,36 @@ TEST(AltLegacyVersions, version_7_decodes_to_the_events_it_was_written_from) {
   const Trace training = old_file("alt-v7/torch-cnn-training.alt", 7);
   EXPECT_EQ(training, read_alt(std::string(ALLOCLAB_TRACES_DIR) + "/torch-cnn-training.alt"));
   EXPECT_GT(training.size(), 20000u);
+}
+
+TEST(AltLegacyVersions, version_8_decodes_to_the_events_it_was_written_from) {
+  // `alloclab generate --shape cnn --runs 20 --seed 1`, as bundled in version 8.
+  EXPECT_EQ(old_file("alt-v8/cnn-inference.alt", 8), generated(SyntheticShape::cnn, 20, 1));
+}
+
+TEST(AltLegacyVersions, version_8_frames_read_without_a_source_location) {
+  // `alloclab convert tests/data/interchange/snapshot_torch.json` in version 8, whose snapshot
+  // reader put "filename:line" in the module: the frames keep what the file stored, with the
+  // source file and line unknown, and every event and stack is the snapshot's.
+  const Trace old = old_file("alt-v8/snapshot-torch.alt", 8);
+  const Trace now =
+      read_torch_snapshot(std::string(ALLOCLAB_TEST_DATA) + "/interchange/snapshot_torch.json");
+  ASSERT_EQ(old.size(), now.size());
+  for (std::size_t i = 0; i < now.size(); ++i) {
+    EXPECT_EQ(old.event(i), now.event(i)) << i;
+    EXPECT_EQ(old.stack_id(i), now.stack_id(i)) << i;
+  }
+  EXPECT_EQ(old.stacks(), now.stacks());
+  ASSERT_EQ(old.frames().size(), now.frames().size());
+  ASSERT_FALSE(old.frames().empty());
+  for (std::size_t f = 0; f < now.frames().size(); ++f) {
+    const StackFrame& then = old.frames()[f];
+    EXPECT_EQ(then.function, now.frames()[f].function);
+    const std::string line = now.frames()[f].line ? ":" + std::to_string(now.frames()[f].line) : "";
+    EXPECT_EQ(then.module, now.frames()[f].file + line);
+    EXPECT_EQ(then.file, "");
+    EXPECT_EQ(then.line, 0u);
+  }
 }
 
 // The error of reading `trace` written in the current version, its header then set to say

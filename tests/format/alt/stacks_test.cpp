@@ -24,7 +24,8 @@ using test::written;
 Trace trace_with_stacks() {
   Trace t;
   const std::uint32_t main_frame = t.add_frame({0x401000, "main", "/usr/bin/prog"});
-  const std::uint32_t site_a = t.add_frame({0x401100, "site_a", "/usr/bin/prog"});
+  const std::uint32_t site_a =
+      t.add_frame({0x401100, "site_a", "/usr/bin/prog", "/src/prog/site.cpp", 42});
   const std::uint32_t site_b = t.add_frame({0x7f0000001234, "", "/lib/libfoo.so"});
   const std::uint32_t stack_a = t.add_stack({site_a, main_frame});
   for (std::uint64_t i = 0; i < 150; ++i) {
@@ -49,6 +50,10 @@ TEST(AltStacks, frames_stacks_and_ids_round_trip) {
   EXPECT_EQ(loaded, original);
   ASSERT_EQ(loaded.stacks().size(), 2u);
   EXPECT_EQ(loaded.frames()[1].function, "site_a");
+  EXPECT_EQ(loaded.frames()[1].file, "/src/prog/site.cpp");
+  EXPECT_EQ(loaded.frames()[1].line, 42u);
+  EXPECT_EQ(loaded.frames()[0].file, "");  // no source location: stays unknown
+  EXPECT_EQ(loaded.frames()[0].line, 0u);
   EXPECT_EQ(loaded.stack_id(0), 1u);
   EXPECT_EQ(loaded.stack_id(1), 0u);  // frees carry no stack
   EXPECT_EQ(loaded.stack_id(300), 2u);
@@ -65,6 +70,31 @@ TEST(AltStacks, top_sites_count_allocations_and_bytes_per_stack) {
   EXPECT_EQ(sites.by_bytes[0].bytes, 50u * 4096);
   EXPECT_EQ(describe_frame({0x401100, "site_a", "/usr/bin/prog"}), "site_a (prog)");
   EXPECT_EQ(describe_frame({0x7f0000001234, "", "/lib/libfoo.so"}), "0x7f0000001234 (libfoo.so)");
+}
+
+TEST(AltStacks, a_frame_with_a_source_location_is_described_by_it) {
+  // The source file's name and line replace the module; without a line, the file alone.
+  EXPECT_EQ(describe_frame({0x401100, "site_a", "/usr/bin/prog", "/src/prog/site.cpp", 42}),
+            "site_a (site.cpp:42)");
+  EXPECT_EQ(describe_frame({0x401100, "", "/usr/bin/prog", "/src/prog/site.cpp", 42}),
+            "0x401100 (site.cpp:42)");
+  EXPECT_EQ(describe_frame({0, "malloc", "", "??", 0}), "malloc (?\?)");
+  EXPECT_EQ(describe_frame({0x401100, "site_a", "", "", 0}), "site_a");
+}
+
+TEST(AltStacks, info_json_frames_carry_file_and_line) {
+  const Trace t = trace_with_stacks();
+  const nlohmann::json j = stack_sites_json(t, top_stack_sites(t, 1));
+  const nlohmann::json& frames = j["top_stacks_by_count"][0]["frames"];
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0]["function"], "site_a");
+  EXPECT_EQ(frames[0]["module"], "/usr/bin/prog");
+  EXPECT_EQ(frames[0]["file"], "/src/prog/site.cpp");
+  EXPECT_EQ(frames[0]["line"], 42);
+  EXPECT_EQ(frames[1]["file"], "");
+  EXPECT_EQ(frames[1]["line"], 0);
+  EXPECT_NE(stack_sites_text(t, top_stack_sites(t, 1)).find("      site_a (site.cpp:42)\n"),
+            std::string::npos);
 }
 
 // A PyTorch snapshot gives its segment_alloc the frames of the request behind it: counting both

@@ -15,6 +15,7 @@
 #include "alloclab/format/stacks.hpp"
 #include "interchange_test_util.hpp"
 #include "pickle_writer.hpp"
+#include "tests/real_size.hpp"
 
 namespace alloclab {
 namespace {
@@ -113,15 +114,18 @@ TEST(TorchPickle, frames_become_the_events_call_stacks) {
   ASSERT_NE(id, 0u);
   const auto& stack = t.stacks()[id - 1];
   ASSERT_EQ(stack.size(), 3u);
-  EXPECT_EQ(t.frames()[stack[0]], (StackFrame{0, "forward", "/work/model.py:41"}));
+  // filename and line are the frame's source location; a snapshot knows no address or module.
+  EXPECT_EQ(t.frames()[stack[0]], (StackFrame{0, "forward", "", "/work/model.py", 41}));
   EXPECT_EQ(describe_frame(t.frames()[stack[0]]), "forward (model.py:41)");
   EXPECT_EQ(t.frames()[stack[2]].function, "train_step");
   // Its free (and the free_requested before it) share the list: the same stack.
   EXPECT_EQ(t.stack_id(6), id);
-  // A C++ frame without a line: just the file.
+  // A C++ frame without a line (0): just the file.
   const auto& segment_stack = t.stacks()[t.stack_id(0) - 1];
   EXPECT_EQ(t.frames()[segment_stack[0]],
-            (StackFrame{0, "c10::cuda::CUDACachingAllocator::malloc", "??"}));
+            (StackFrame{0, "c10::cuda::CUDACachingAllocator::malloc", "", "??", 0}));
+  EXPECT_EQ(describe_frame(t.frames()[segment_stack[0]]),
+            "c10::cuda::CUDACachingAllocator::malloc (?\?)");
   // No frames, or an empty list: no stack.
   EXPECT_EQ(t.stack_id(2), 0u);
   EXPECT_EQ(t.stack_id(12), 0u);
@@ -310,7 +314,7 @@ std::uint64_t peak_rss_kib() {
 // A realistic size: a million entries with frames, read from a file. Timing and memory are
 // printed for docs, not asserted.
 TEST(TorchPickle, a_million_entries_read) {
-  const std::size_t n = 1'000'000;
+  const std::size_t n = test::real_size(1'000'000);
   const std::string path = temp_file("million.pickle");
   {
     const std::string bytes = test::synthetic_snapshot_pickle(n);

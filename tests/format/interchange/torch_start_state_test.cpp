@@ -14,6 +14,7 @@
 #include "alloclab/format/summary.hpp"
 #include "alloclab/format/trim.hpp"
 #include "interchange_test_util.hpp"
+#include "tests/real_size.hpp"
 
 namespace alloclab {
 namespace {
@@ -268,7 +269,7 @@ TEST(TorchStartState, trimming_to_runs_drops_the_state_and_its_blocks_frees) {
 TEST(TorchStartState, hundreds_of_thousands_of_live_blocks_are_reconstructed) {
   // One 2 GiB segment tiled with 4 KiB blocks live since before the history, half of them freed
   // by it: a real-sized state, read and resolved without anomalies.
-  constexpr std::uint64_t n = 250000, piece = 4096;
+  constexpr std::uint64_t n = test::real_size(250000), piece = 4096;
   json blocks = json::array();
   for (std::uint64_t k = 0; k < n; ++k)
     blocks.push_back(block(S + k * piece, piece, piece - 1, "active_allocated"));

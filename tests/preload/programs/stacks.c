@@ -1,7 +1,9 @@
 /* Allocations from two distinct call sites, for `record --stacks`: stacks_site_one makes 40
  * blocks of 100 bytes, stacks_site_two 25 of 3000, each inside a run "sites". Built -O0 with
  * frame pointers and exported symbols (-rdynamic) so the functions keep their frames and
- * dladdr can name them. Writes site_one= and site_two= to the counters file (argv[1]). */
+ * dladdr can name them; once with debug information (torture_stacks) and once without
+ * (torture_stacks_nodebug). Writes site_one= and site_two= to the counters file (argv[1]), and
+ * site_two_line=, the source line of stacks_site_two's call to malloc. */
 #include <stdlib.h>
 
 #include "torture.h"
@@ -10,6 +12,7 @@ void* stacks_site_one(void) {
   return torture_keep(malloc(100));
 }
 
+static const int site_two_line = __LINE__ + 2; /* the malloc below */
 void* stacks_site_two(void) {
   return torture_keep(malloc(3000));
 }
@@ -25,6 +28,7 @@ int main(int argc, char** argv) {
   if (argc > 1) {
     torture_count(argv[1], "site_one", 40);
     torture_count(argv[1], "site_two", 25);
+    torture_count(argv[1], "site_two_line", site_two_line);
   }
   return 0;
 }

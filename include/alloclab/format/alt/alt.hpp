@@ -16,9 +16,9 @@ namespace alloclab {
 // through the freed-block model; 5: size planes of allocations only, addresses also as "freed
 // this many frees ago" and "right after an earlier allocation"; 6: those references in byte
 // planes; 7: groups of chunks that share their address state (docs/alt-format.md); 8: the
-// realloc-in-place bit in the event attributes (laid out as version 7 otherwise). Versions 1 to
-// 7 stay readable.
-inline constexpr std::uint32_t alt_format_version = 8;
+// realloc-in-place bit in the event attributes (laid out as version 7 otherwise); 9: the source
+// file and line of each stack frame. Versions 1 to 8 stay readable.
+inline constexpr std::uint32_t alt_format_version = 9;
 
 struct AltWriteOptions {
   int zstd_level = 6;

@@ -178,6 +178,36 @@ TEST_F(SitesCli, outputs_never_replace_the_input_or_an_existing_file) {
   EXPECT_EQ(input.status, 2) << input.output;
 }
 
+TEST_F(SitesCli, replay_sites_lists_the_stacks_with_the_most_misses_per_strategy) {
+  const std::string out = file("replay.json");
+  const CliResult r =
+      run_cli("replay " + trace() + " -s exact -s best-fit --sites 2 --json " + out);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("stacks with the most misses under best-fit"), std::string::npos)
+      << r.output;
+  const nlohmann::json j = nlohmann::json::parse(read(out));
+  ASSERT_EQ(j["results"].size(), 2u);
+  for (const auto& result : j["results"]) {
+    ASSERT_EQ(result["sites"].size(), 2u) << result;
+    EXPECT_EQ(result["sites"][0]["frames"][0]["function"], "sites_new_sizes");
+    EXPECT_EQ(result["sites"][0]["misses"], 300);
+    EXPECT_GE(result["sites"][0]["misses"], result["sites"][1]["misses"]);
+  }
+  // A report with sites merges like any other: the sites are carried through.
+  const std::string merged = file("merged.json");
+  const CliResult m = run_cli("merge " + merged + " " + out);
+  ASSERT_EQ(m.status, 0) << m.output;
+  EXPECT_EQ(nlohmann::json::parse(read(merged))["results"][0]["sites"], j["results"][0]["sites"]);
+  // Without --sites the report has none.
+  const CliResult plain = run_cli("replay " + trace() + " -s exact --json " + file("plain.json"));
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  EXPECT_FALSE(nlohmann::json::parse(read(file("plain.json")))["results"][0].contains("sites"));
+  const CliResult real =
+      run_cli("replay " + trace() + " -s exact --sites 2 --upstream host-malloc");
+  EXPECT_EQ(real.status, 2) << real.output;
+  EXPECT_NE(real.output.find("--sites works in simulation"), std::string::npos) << real.output;
+}
+
 TEST(SitesCliInputs, a_missing_or_damaged_trace_is_one_line_and_status_2) {
   const CliResult missing = run_cli("sites /nonexistent/trace.alt");
   EXPECT_EQ(missing.status, 2) << missing.output;

@@ -416,8 +416,8 @@ std::string sites_text(const Trace& trace, const SitesResult& result,
       counted(result.at_op, "operation").c_str(), human_bytes(result.live_bytes_at).c_str());
   std::string by(to_string(sorted_by));
   if (per_strategy(sorted_by) && !result.specs.empty()) by += " under " + result.specs[0];
-  text += string_printf("%s, by %s\n", counted(std::min(top, sites.size()), "site").c_str(),
-                        by.c_str());
+  text += string_printf("%s, the top %zu by %s\n", counted(sites.size(), "site").c_str(),
+                        std::min(top, sites.size()), by.c_str());
   for (std::size_t s = 0; s < sites.size() && s < top; ++s) {
     const Site& site = sites[s];
     const StackTally& t = site.total;

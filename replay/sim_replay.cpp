@@ -35,11 +35,58 @@ struct DeviceTally {
   std::uint64_t peak_reserved = 0;
 };
 
+// Between a strategy and its counting upstream when a replay has an observer: logs the upstream
+// calls with their blocks, for the replayer to hand to the observer once it knows which
+// operation made them and how many evictions the strategy counted there.
+class ObservingUpstream final : public Upstream {
+ public:
+  struct Call {
+    bool free = false;
+    Block block;
+  };
+  explicit ObservingUpstream(Upstream& inner) : inner_(inner) {}
+
+  std::optional<Block> allocate(std::uint64_t bytes) override {
+    std::optional<Block> block = inner_.allocate(bytes);
+    if (block) calls_.push_back(Call{false, *block});
+    return block;
+  }
+  void deallocate(const Block& block) override {
+    inner_.deallocate(block);
+    calls_.push_back(Call{true, block});
+  }
+  // A mapping's pages are one call, as the counting upstream logs them (and as pytorch counts
+  // the eviction of an unmapping): the first page's address and the bytes of all.
+  bool allocate_pages(std::uint64_t page, std::uint64_t count, std::vector<Block>& pages) override {
+    const std::size_t first = pages.size();
+    if (!inner_.allocate_pages(page, count, pages)) return false;
+    calls_.push_back(Call{false, pages_block(pages, first)});
+    return true;
+  }
+  void deallocate_pages(const std::vector<Block>& pages) override {
+    inner_.deallocate_pages(pages);
+    calls_.push_back(Call{true, pages_block(pages, 0)});
+  }
+  void touch(std::uint64_t address, std::uint64_t bytes) override { inner_.touch(address, bytes); }
+
+  std::vector<Call>& calls() { return calls_; }
+
+ private:
+  static Block pages_block(const std::vector<Block>& pages, std::size_t first) {
+    Block all{first < pages.size() ? pages[first].address : 0, 0};
+    for (std::size_t k = first; k < pages.size(); ++k) all.capacity += pages[k].capacity;
+    return all;
+  }
+  Upstream& inner_;
+  std::vector<Call> calls_;
+};
+
 // One device's allocator stack. Devices are independent allocators, as in a real program (one
 // caching allocator per GPU). In simulation:
 //   strategy -> counting -> [modelled (cost model)] -> simulated upstream
 // on a real upstream, with the timing adaptors around the strategy and the upstream call:
 //   timed strategy -> strategy -> counting -> timed upstream -> [limit] -> real upstream
+// With an observer, an observing upstream sits right under the strategy.
 struct Lane {
   Lane(std::string_view spec, const ReplayOptions& options, ReplayLatencies* latencies,
        ModelledTime* modelled) {
@@ -55,7 +102,12 @@ struct Lane {
       below_counting = timed.get();
     }
     counting = std::make_unique<CountingUpstream>(*below_counting);
-    strategy = make_strategy(spec, *counting);
+    Upstream* under_strategy = counting.get();
+    if (options.observer) {
+      observing = std::make_unique<ObservingUpstream>(*counting);
+      under_strategy = observing.get();
+    }
+    strategy = make_strategy(spec, *under_strategy);
     // Touching writes to the blocks' addresses, which must then be the upstream's memory.
     if (options.touch && !strategy->hands_out_upstream_memory())
       throw std::invalid_argument(
@@ -68,6 +120,7 @@ struct Lane {
   std::unique_ptr<Upstream> base;
   std::unique_ptr<Upstream> timed;  // the timing or cost-model adaptor, if any
   std::unique_ptr<CountingUpstream> counting;
+  std::unique_ptr<ObservingUpstream> observing;  // with ReplayOptions::observer only
   std::unique_ptr<Strategy> strategy;  // declared last: destroyed first, before its upstreams
   std::map<std::uint64_t, std::uint64_t> live_ranges;  // invariant checks only: address -> end
   DeviceTally tally;
@@ -132,6 +185,9 @@ class Replayer {
     result_.strategy = std::string(spec);
     if (trace.start_state) start_from_recorded_state();
     if (!trace.segment_calls.empty()) follow_segments(lane_of_device);
+    // The start state's upstream blocks: known to the observer, charged to nothing.
+    if (observer_)
+      for (std::size_t lane = 0; lane < lanes_.size(); ++lane) report_calls(lane, 0);
   }
 
   // Stepping, for ReplayCursor: replays the operations from position() up to `to` (exclusive),
@@ -241,12 +297,14 @@ class Replayer {
         for (std::size_t lane = 0; lane < lanes_.size(); ++lane) follow_before(k, lane);
         if (in_run_) close_run();
         open_run(op.id);
-        for (auto& lane : lanes_) lane->strategy->begin_run();
+        for (std::size_t lane = 0; lane < lanes_.size(); ++lane)
+          observed(lane, [&] { lanes_[lane]->strategy->begin_run(); });
         for (std::size_t lane = 0; lane < lanes_.size(); ++lane) follow_after(k, lane);
         break;
       case ReplayOp::run_end:
         for (std::size_t lane = 0; lane < lanes_.size(); ++lane) follow_before(k, lane);
-        for (auto& lane : lanes_) lane->strategy->end_run();
+        for (std::size_t lane = 0; lane < lanes_.size(); ++lane)
+          observed(lane, [&] { lanes_[lane]->strategy->end_run(); });
         recount_reserved();
         for (std::size_t lane = 0; lane < lanes_.size(); ++lane) follow_after(k, lane);
         break;
@@ -405,7 +463,73 @@ class Replayer {
     }
   }
 
+  // The strategy's counters an observed call changes, read before it.
+  struct StatsMark {
+    std::uint64_t hits = 0, slack = 0, evictions = 0;
+  };
+  StatsMark stats_mark(std::size_t lane) {
+    // Calls logged since the last observed one were made outside any counted call (a release
+    // for a recorded empty_cache): no evictions among them.
+    report_calls(lane, 0);
+    const StrategyStats& s = lanes_[lane]->strategy->stats();
+    return {s.hits, s.slack_bytes, s.evictions};
+  }
+  std::uint64_t evictions_since(std::size_t lane, const StatsMark& mark) const {
+    return lanes_[lane]->strategy->stats().evictions - mark.evictions;
+  }
+
+  // Hands lane's logged upstream calls to the observer in the order they were made, the first
+  // `evictions` frees marked as evictions (ReplayObserver::upstream_freed); returns the bytes
+  // taken from upstream.
+  std::uint64_t report_calls(std::size_t lane, std::uint64_t evictions) {
+    std::vector<ObservingUpstream::Call>& calls = lanes_[lane]->observing->calls();
+    std::uint64_t taken = 0;
+    for (const ObservingUpstream::Call& call : calls) {
+      if (call.free) {
+        const bool eviction = evictions > 0;
+        if (eviction) --evictions;
+        observer_->upstream_freed(lane, call.block, eviction);
+      } else {
+        taken += call.block.capacity;
+        observer_->upstream_allocated(lane, call.block);
+      }
+    }
+    calls.clear();
+    for (; evictions > 0; --evictions) observer_->upstream_freed(lane, Block{}, true);
+    return taken;
+  }
+
+  // A strategy call that is no request (begin_run, end_run), observed for its evictions.
+  template <typename Call>
+  void observed(std::size_t lane, Call call) {
+    if (!observer_) {
+      call();
+      return;
+    }
+    const StatsMark mark = stats_mark(lane);
+    call();
+    report_calls(lane, evictions_since(lane, mark));
+  }
+
   void allocate(std::size_t k, std::uint32_t id) {
+    if (observer_) [[unlikely]]
+      return observed_allocate(k, id);
+    serve(k, id);
+  }
+
+  void observed_allocate(std::size_t k, std::uint32_t id) {
+    const std::size_t lane = lane_index(id);
+    const StatsMark mark = stats_mark(lane);
+    serve(k, id);
+    const StrategyStats& after = lanes_[lane]->strategy->stats();
+    RequestCost cost;
+    cost.hit = after.hits != mark.hits;
+    cost.slack_bytes = after.slack_bytes - mark.slack;
+    cost.upstream_bytes = report_calls(lane, evictions_since(lane, mark));
+    observer_->requested(lane, id, blocks_.find(id), cost);
+  }
+
+  void serve(std::size_t k, std::uint32_t id) {
     Lane& lane = lane_of(id);
     const std::uint64_t size = trace_.alloc_size[id];
     const std::uint64_t before = lane.counting->reserved_bytes();
@@ -450,9 +574,29 @@ class Replayer {
     lane.tally.live = lane.tally.live - old_size + size;
     ++in_place_hits_;
     in_place_slack_ += block.capacity - size;
+    if (observer_)
+      observer_->requested(lane_index(id), id, &block, RequestCost{true, block.capacity - size, 0});
   }
 
   void deallocate(std::uint32_t id) {
+    if (observer_) [[unlikely]]
+      return observed_deallocate(id);
+    give_back(id);
+  }
+
+  void observed_deallocate(std::uint32_t id) {
+    const Block* held = blocks_.find(id);
+    if (!held) return;  // its allocation failed
+    const Block block = *held;
+    const std::size_t lane = lane_index(id);
+    const StatsMark mark = stats_mark(lane);
+    give_back(id);
+    // Before the upstream calls: a block the strategy evicts at once is charged to `id`.
+    observer_->freed(lane, id, block);
+    report_calls(lane, evictions_since(lane, mark));
+  }
+
+  void give_back(std::uint32_t id) {
     Block block;
     if (!blocks_.take_into(id, block)) return;  // its allocation failed
     Lane& lane = lane_of(id);
@@ -598,6 +742,7 @@ class Replayer {
 
   const ResolvedTrace& trace_;
   const ReplayOptions& options_;
+  ReplayObserver* observer_ = options_.observer;
   bool real_ = false;
   std::unique_ptr<ReplayLatencies> latencies_;  // real upstreams only; shared by every lane
   std::optional<ModelledTime> modelled_;        // with a cost model only; shared by every lane

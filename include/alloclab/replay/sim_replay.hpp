@@ -15,6 +15,36 @@
 namespace alloclab {
 
 struct CostModel;
+struct Block;
+
+// What a replay costs each request, as the strategy counted it (StrategyStats deltas over the
+// one call that served it).
+struct RequestCost {
+  bool hit = false;                  // served from a block the strategy already held
+  std::uint64_t slack_bytes = 0;     // the slack the strategy counted for it (hits only)
+  std::uint64_t upstream_bytes = 0;  // capacity of the upstream blocks taken while serving it
+};
+
+// Told, as a replay goes, what each request cost and which blocks the strategies took from and
+// returned to their upstream, with addresses, so that they can be charged to the program's
+// allocations (replay/sites.hpp). Lanes (one per device) have upstreams of their own, so an
+// address means something within its lane only. Only what the replay counts is reported: not
+// the start state, not the final clean-up.
+class ReplayObserver {
+ public:
+  virtual ~ReplayObserver() = default;
+  // Allocation `id` was requested; `block` is what it got (null: the request failed).
+  virtual void requested(std::size_t lane, std::uint32_t id, const Block* block,
+                         const RequestCost& cost) = 0;
+  // The program freed allocation `id`, which held `block`.
+  virtual void freed(std::size_t lane, std::uint32_t id, const Block& block) = 0;
+  // The strategy took `block` from its upstream.
+  virtual void upstream_allocated(std::size_t lane, const Block& block) = 0;
+  // The strategy returned `block` upstream; `eviction` when it counted it as one. An operation
+  // whose strategy counts more evictions than it returned blocks reports the rest with an empty
+  // block (address 0, no bytes); one that counts fewer marks the first ones it returned.
+  virtual void upstream_freed(std::size_t lane, const Block& block, bool eviction) = 0;
+};
 
 // How a real replay spaces its operations: `asap` one after the other; `recorded` waits (busy,
 // on steady_clock) so that each operation starts as long after the one before as in the trace.
@@ -47,6 +77,9 @@ struct ReplayOptions {
   std::atomic<std::uint64_t>* progress = nullptr;
   // When set to true, the replay stops early and sets StrategyResult-level `interrupted`.
   const std::atomic<bool>* cancel = nullptr;
+  // Simulation and real alike: told what each request cost (ReplayObserver). A replay without
+  // one pays a single test per operation; one observer serves one replay at a time.
+  ReplayObserver* observer = nullptr;
 };
 
 struct ReplayOutcome {

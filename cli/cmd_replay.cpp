@@ -2,14 +2,20 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <optional>
 #include <ostream>
 
 #include "alloclab/format/output_files.hpp"
+#include "alloclab/format/stacks.hpp"
+#include "alloclab/format/summary.hpp"
+#include "alloclab/format/text_table.hpp"
+#include "alloclab/format/units.hpp"
 #include "alloclab/replay/cost_model.hpp"
 #include "alloclab/replay/progress.hpp"
 #include "alloclab/replay/report.hpp"
 #include "alloclab/replay/report_table.hpp"
 #include "alloclab/replay/sim_replay.hpp"
+#include "alloclab/replay/sites.hpp"
 #include "alloclab/strategies/params.hpp"
 #include "alloclab/strategies/upstream/registry.hpp"
 #include "commands.hpp"
@@ -33,8 +39,36 @@ struct ReplayCommand {
   bool touch = false;
   std::string timing = "asap";
   std::string cost_model;
+  std::size_t sites = 0;  // --sites N: the top N stacks by misses per strategy
   bool force = false;
 };
+
+// `--sites N`'s listing: per strategy, each stack with the most misses, by its innermost frame
+// and that frame's caller.
+std::string sites_listing(const Trace& trace, const std::vector<StrategyResult>& results) {
+  if (!trace.has_stacks())
+    return "\nno call stacks in this trace (record with `alloclab record --stacks N`)\n";
+  std::string text;
+  for (const StrategyResult& r : results) {
+    text += "\nstacks with the most misses under " + r.strategy + "\n";
+    for (const nlohmann::json& s : r.sites) {
+      const nlohmann::json& frames = s["frames"];
+      std::string where = "[no stack]";
+      if (!frames.empty())
+        where = describe_frame(StackFrame{frames[0]["address"].get<std::uint64_t>(),
+                                          frames[0]["function"].get<std::string>(),
+                                          frames[0]["module"].get<std::string>()});
+      if (frames.size() > 1)
+        where += " <- " + describe_frame(StackFrame{frames[1]["address"].get<std::uint64_t>(),
+                                                    frames[1]["function"].get<std::string>(),
+                                                    frames[1]["module"].get<std::string>()});
+      const std::uint64_t misses = s["misses"].get<std::uint64_t>();
+      text += string_printf("  %10s %-6s  %s\n", grouped(misses).c_str(),
+                            misses == 1 ? "miss" : "misses", where.c_str());
+    }
+  }
+  return text;
+}
 
 void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
   // Options are checked before the trace is read: a typo should not cost a long load.
@@ -57,7 +91,23 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
   std::optional<CostModel> cost_model;
   if (!cmd.cost_model.empty()) cost_model = load_cost_model(cmd.cost_model);
 
-  ResolvedLoad input = load_replay_input(cmd.path, cmd.format, cmd.min_size);
+  if (cmd.sites && real)
+    throw std::invalid_argument("--sites works in simulation (--upstream sim)");
+
+  // --sites needs the whole trace, with its stacks; otherwise a .alt trace is streamed.
+  std::optional<LoadedTrace> whole;
+  ResolvedLoad input;
+  if (cmd.sites) {
+    whole = load_input(cmd.path, cmd.format);
+    ResolveOptions resolve_options;
+    resolve_options.min_size = cmd.min_size;
+    input.resolved = resolve(whole->trace, cmd.path, resolve_options);
+    input.summary = summarize(whole->trace, input.resolved);
+    input.summary.source = cmd.path;
+    input.summary.file_bytes = whole->file_bytes;
+  } else {
+    input = load_replay_input(cmd.path, cmd.format, cmd.min_size);
+  }
   const ResolvedTrace& resolved = input.resolved;
   const TraceSummary& summary = input.summary;
 
@@ -83,7 +133,16 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
   ProgressBar progress("replay", resolved.ops.size() * cmd.specs.size());
   options.progress = &progress.counter();
 
-  const ReplaySetOutcome outcome = replay_specs(resolved, cmd.specs, options, jobs);
+  ReplaySetOutcome outcome;
+  if (whole) {
+    SitesResult sites = tally_sites(whole->trace, resolved, cmd.specs, SitesAt{}, options, jobs);
+    outcome.interrupted = sites.interrupted;
+    for (std::size_t i = 0; i < cmd.specs.size(); ++i)
+      sites.results[i].sites = top_miss_stacks_json(whole->trace, sites, i, cmd.sites);
+    outcome.results = std::move(sites.results);
+  } else {
+    outcome = replay_specs(resolved, cmd.specs, options, jobs);
+  }
   if (outcome.interrupted) {
     // A report of a cut-short replay would look like a real answer: write none.
     std::fprintf(stderr, "alloclab: interrupted; no report written\n");
@@ -93,9 +152,11 @@ void run_replay(const ReplayCommand& cmd, const std::string& command_line) {
   const std::vector<StrategyResult>& results = outcome.results;
   print(replay_notes_text(summary));
   print(results_table_text(results));
+  if (whole) print(sites_listing(whole->trace, results));
   // The report is built from the results and the summary alone; a large trace's report (one
   // entry per run and strategy) would otherwise be built on top of the whole resolved trace.
   input.resolved = ResolvedTrace{};
+  whole.reset();
 
   ReportContext context;
   context.command_line = command_line;
@@ -157,6 +218,12 @@ void add_replay_command(CLI::App& app) {
                   "real upstreams: asap (default) or recorded (reproduce the trace's gaps with a "
                   "busy wait; gaps over 1 s are skipped)")
       ->type_name("MODE");
+  sub->add_option("--sites", cmd->sites,
+                  "traces recorded with --stacks: also list, per strategy, the N call stacks "
+                  "with the most misses, and write them into each result of --json (`alloclab "
+                  "sites` ranks them every way)")
+      ->check(not_negative())
+      ->type_name("N");
   sub->add_option("--cost-model", cmd->cost_model,
                   "simulation: report modelled allocation time: host, cuda or a cost-model JSON "
                   "file (alloclab calibrate writes one)")

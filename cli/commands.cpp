@@ -33,6 +33,7 @@ void add_all_commands(CLI::App& app) {
   add_sweep_command(app);
   add_merge_command(app);
   add_advise_command(app);
+  add_sites_command(app);
   add_record_command(app);
   add_run_command(app);
   add_calibrate_command(app);

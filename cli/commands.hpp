@@ -27,6 +27,7 @@ void add_record_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_gui_command(CLI::App& app);
+void add_sites_command(CLI::App& app);
 
 // The command line as the user typed it (recorded in reports).
 void set_command_line(int argc, char** argv);

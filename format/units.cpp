@@ -1,7 +1,9 @@
 #include "alloclab/format/units.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <string_view>
 
 namespace alloclab {
 namespace {
@@ -100,6 +102,51 @@ std::string human_duration(std::uint64_t ns) {
   const auto value = static_cast<double>(ns);
   const DisplayUnit unit = duration_unit(value);
   return in_unit(value, unit, unit.size >= 1e9 ? 2 : 1);
+}
+
+std::optional<std::uint64_t> parse_duration(std::string_view text) {
+  if (text == "0") return 0;
+  // Digits with at most one '.', then the unit; read as an integer count of its smallest step
+  // so that "1.5s" is exactly 1500000000 ns.
+  std::size_t i = 0;
+  std::uint64_t digits = 0, scale = 1;
+  bool point = false, any = false;
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '.' && !point) {
+      point = true;
+      continue;
+    }
+    if (c < '0' || c > '9') break;
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    if (digits > (UINT64_MAX - digit) / 10) return std::nullopt;
+    digits = digits * 10 + digit;
+    if (point) scale *= 10;
+    any = true;
+  }
+  if (!any) return std::nullopt;
+  const std::string_view unit = text.substr(i);
+  std::uint64_t ns_per_unit = 0;
+  if (unit == "ns")
+    ns_per_unit = 1;
+  else if (unit == "us")
+    ns_per_unit = 1'000;
+  else if (unit == "ms")
+    ns_per_unit = 1'000'000;
+  else if (unit == "s")
+    ns_per_unit = 1'000'000'000;
+  else
+    return std::nullopt;
+  if (scale > ns_per_unit) {
+    // Finer than a nanosecond: the digits past it must be zeros ("1.0000000001s" is not a time
+    // alloclab can count).
+    const std::uint64_t drop = scale / ns_per_unit;
+    if (digits % drop != 0) return std::nullopt;
+    return digits / drop;
+  }
+  const std::uint64_t factor = ns_per_unit / scale;
+  if (digits > UINT64_MAX / factor) return std::nullopt;
+  return digits * factor;
 }
 
 }  // namespace alloclab

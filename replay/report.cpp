@@ -140,6 +140,7 @@ nlohmann::json result_json(const StrategyResult& r, bool with_runs) {
   if (!r.device.empty()) out["device"] = r.device;
   if (r.peak_device_bytes) out["peak_device_bytes"] = *r.peak_device_bytes;
   if (r.runs_not_listed) out["runs_not_listed"] = *r.runs_not_listed;
+  if (!r.sites.is_null()) out["sites"] = r.sites;
   return out;
 }
 
@@ -322,6 +323,12 @@ StrategyResult result_from_json(const nlohmann::json& j, const std::string& sour
   if (j.contains("runs_not_listed")) r.runs_not_listed = read_u64(j, "runs_not_listed", source);
   if (j.contains("fidelity"))
     r.fidelity = fidelity_from_json(j["fidelity"], source + ", strategy '" + r.strategy + "'");
+  if (const auto sites = j.find("sites"); sites != j.end()) {
+    // Kept as written: the sites are read by the front ends that show them, not recomputed.
+    if (!sites->is_array())
+      throw InputError(source + ": strategy '" + r.strategy + "': 'sites' is not an array");
+    r.sites = *sites;
+  }
   return r;
 }
 

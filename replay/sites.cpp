@@ -378,9 +378,10 @@ void write_folded(std::ostream& out, const Trace& trace, const SitesResult& resu
 namespace {
 
 std::string counts_line(const SiteCounts& c) {
-  return string_printf("%s misses, %s from upstream, %s slack, %s evictions",
-                       grouped(c.misses).c_str(), human_bytes(c.upstream_bytes).c_str(),
-                       human_bytes(c.slack_bytes).c_str(), grouped(c.evictions).c_str());
+  return string_printf("%s, %s from upstream, %s slack, %s",
+                       counted(c.misses, "miss", "misses").c_str(),
+                       human_bytes(c.upstream_bytes).c_str(), human_bytes(c.slack_bytes).c_str(),
+                       counted(c.evictions, "eviction").c_str());
 }
 
 constexpr std::size_t chains_shown = 3;
@@ -415,8 +416,8 @@ std::string sites_text(const Trace& trace, const SitesResult& result,
       counted(result.at_op, "operation").c_str(), human_bytes(result.live_bytes_at).c_str());
   std::string by(to_string(sorted_by));
   if (per_strategy(sorted_by) && !result.specs.empty()) by += " under " + result.specs[0];
-  text += string_printf("%s, by %s\n", counted(std::min(top, sites.size()), "site").c_str(),
-                        by.c_str());
+  text += string_printf("%s, the top %zu by %s\n", counted(sites.size(), "site").c_str(),
+                        std::min(top, sites.size()), by.c_str());
   for (std::size_t s = 0; s < sites.size() && s < top; ++s) {
     const Site& site = sites[s];
     const StackTally& t = site.total;
@@ -435,10 +436,16 @@ std::string sites_text(const Trace& trace, const SitesResult& result,
       if (sorted_by == SiteMetric::bytes || sorted_by == SiteMetric::live ||
           sorted_by == SiteMetric::slack || sorted_by == SiteMetric::upstream_bytes)
         value = human_bytes(metric_value(chain, sorted_by, 0));
-      text += string_printf("   caller chain %zu (stack %u, %s %s):\n", c + 1, id, value.c_str(),
-                            std::string(to_string(sorted_by)).c_str());
-      if (id == 0 || id > trace.stacks().size()) continue;
+      const std::string metric(to_string(sorted_by));
+      if (id == 0 || id > trace.stacks().size() || trace.stacks()[id - 1].empty()) {
+        text += string_printf("   stack %u: %s %s\n", id, value.c_str(), metric.c_str());
+        continue;
+      }
+      // The innermost frame's address tells apart two calls in one function.
       const std::vector<std::uint32_t>& frames = trace.stacks()[id - 1];
+      text += string_printf("   caller chain %zu (stack %u, from 0x%llx): %s %s\n", c + 1, id,
+                            static_cast<unsigned long long>(trace.frames()[frames[0]].address),
+                            value.c_str(), metric.c_str());
       for (std::size_t f = 1; f < frames.size(); ++f)
         text += string_printf("       %s\n", describe_frame(trace.frames()[frames[f]]).c_str());
     }

@@ -113,5 +113,18 @@ TEST(Units, human_duration_has_one_decimal_in_us_and_ms_and_two_in_s) {
   EXPECT_EQ(human_duration(max64), "18446744073.71 s");
 }
 
+TEST(Units, durations_read_with_their_unit) {
+  EXPECT_EQ(parse_duration("0"), 0u);
+  EXPECT_EQ(parse_duration("1200ns"), 1200u);
+  EXPECT_EQ(parse_duration("40us"), 40'000u);
+  EXPECT_EQ(parse_duration("250ms"), 250'000'000u);
+  EXPECT_EQ(parse_duration("1.5s"), 1'500'000'000u);
+  EXPECT_EQ(parse_duration("0.25ms"), 250'000u);
+  EXPECT_EQ(parse_duration("18446744073.709551615s"), UINT64_MAX);
+  for (const char* bad : {"", "5", "s", "1.5", "1..5s", "-1s", "1.5 s", "2h", "1.0000000001s",
+                          "18446744074s", "99999999999999999999ns"})
+    EXPECT_FALSE(parse_duration(bad)) << bad;
+}
+
 }  // namespace
 }  // namespace alloclab

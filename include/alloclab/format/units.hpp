@@ -2,6 +2,7 @@
 // Numbers for people: byte counts, counts, durations, as every front end prints them. Each
 // concept has one implementation here; the front ends differ only in the precision they ask for.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -42,5 +43,10 @@ std::string counted(std::uint64_t count, const std::string& noun, const std::str
 
 // "12.3 ms", "4.00 s", "512 ns": one decimal in us and ms, two in s.
 std::string human_duration(std::uint64_t ns);
+
+// "1.5s", "250ms", "40us", "1200ns", "0" as nanoseconds (a number, decimals allowed, and a unit
+// of ns, us, ms or s; only 0 may go without one). nullopt for anything else, and for a value
+// beyond 2^64 - 1 ns.
+std::optional<std::uint64_t> parse_duration(std::string_view text);
 
 }  // namespace alloclab

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "alloclab/replay/fidelity.hpp"
 #include "alloclab/replay/latency.hpp"
 
@@ -154,6 +156,10 @@ struct StrategyResult {
   // Live mode only: runs that `runs` does not list, past the first ones a live report keeps
   // (LiveRuns::kMaxListed); absent when every run is listed.
   std::optional<std::uint64_t> runs_not_listed;
+  // `replay --sites N` only (null otherwise): the stacks with the most misses under this
+  // strategy, each with its frames and counts, as replay/sites.hpp's top_miss_stacks_json makes
+  // them (docs/report-schema.md, "sites").
+  nlohmann::json sites;
 };
 
 }  // namespace alloclab

@@ -23,7 +23,7 @@ FlameGraph build_flame(const std::vector<StackFrame>& frames,
   std::vector<const std::string*> names;
   for (std::size_t f = 0; f < frames.size(); ++f) {
     const auto [it, added] =
-        name_ids.emplace(describe_frame(frames[f]), static_cast<std::uint32_t>(names.size()));
+        name_ids.emplace(describe_function(frames[f]), static_cast<std::uint32_t>(names.size()));
     if (added) names.push_back(&it->first);
     name_of_frame[f] = it->second;
   }

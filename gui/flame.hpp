@@ -2,7 +2,7 @@
 // The flame graph (an icicle: callers on top, callees below) of a trace's call stacks. Each stack
 // carries a value (live bytes at a time, a strategy's misses or slack, ...); a box is one frame
 // reached through one chain of callers, as wide as the values of every stack through that chain.
-// Frames are merged by name (describe_frame), so two calls from one function are one box, as
+// Frames are merged by name (describe_function), so two calls from one function are one box, as
 // flamegraph.pl and speedscope draw them.
 #include <cstdint>
 #include <string>
@@ -13,7 +13,7 @@
 namespace alloclab::gui {
 
 struct FlameNode {
-  std::string name;          // describe_frame of its frame; "all" for the root
+  std::string name;          // describe_function of its frame; "all" for the root
   std::uint32_t parent = 0;  // the root is its own parent
   std::uint32_t depth = 0;   // 0 for the root
   double value = 0;          // the width: the sum over the stacks through it

@@ -67,6 +67,20 @@ std::string describe_frame(const StackFrame& frame) {
   return text;
 }
 
+std::string describe_function(const StackFrame& frame) {
+  std::string text;
+  if (!frame.function.empty()) {
+    text = frame.function;
+  } else {
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(frame.address));
+    text = hex;
+  }
+  const std::string where = file_name(frame.module.empty() ? frame.file : frame.module);
+  if (!where.empty()) text += " (" + where + ")";
+  return text;
+}
+
 namespace {
 
 std::string sites_text(const Trace& trace, const char* title, const std::vector<StackSite>& sites) {

@@ -203,6 +203,9 @@ void App::views_area() {
       case View::segments:
         draw_segments(model, state);
         break;
+      case View::flame:
+        draw_flame(model, state);
+        break;
       case View::trace:
         draw_trace(model, state);
         break;

@@ -46,7 +46,7 @@ class App {
   // Starts a replay of the current trace against the editor's specs (a message when it cannot).
   std::string run_replay();
   // Background work is going on: loads and replays, and the segments view's replays.
-  bool busy() const { return model.busy() || segments_busy(state); }
+  bool busy() const { return model.busy() || segments_busy(state) || flame_busy(state); }
 
   Model model;
   ViewState state;

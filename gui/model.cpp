@@ -9,6 +9,7 @@
 #include "alloclab/format/summary.hpp"
 #include "alloclab/replay/report.hpp"
 #include "alloclab/replay/sim_replay.hpp"
+#include "alloclab/replay/sites.hpp"
 
 namespace alloclab::gui {
 namespace {
@@ -37,19 +38,27 @@ LodPyramid series_pyramid(const std::vector<SeriesPoint>& series, std::uint64_t 
 
 }  // namespace
 
-LodPyramid live_bytes_pyramid(const ResolvedTrace& trace, std::uint64_t first_time_ns) {
+LodPyramid live_bytes_pyramid(const ResolvedTrace& trace, std::uint64_t first_time_ns,
+                              const std::vector<std::uint32_t>* alloc_stack,
+                              const std::vector<bool>* stacks) {
+  const auto counted = [&](std::uint32_t id) {
+    if (!stacks) return true;
+    const std::uint32_t stack = id < alloc_stack->size() ? (*alloc_stack)[id] : 0;
+    return stack < stacks->size() && (*stacks)[stack];
+  };
   const std::size_t n = trace.ops.size();
   std::vector<double> x(n), y(n);
   std::uint64_t live = 0;
   std::vector<char> is_live(trace.alloc_size.size(), 0);
   for (std::uint32_t id = 0; id < trace.start_blocks(); ++id) {  // live before the first event
+    if (!counted(id)) continue;
     live += trace.alloc_size[id];
     is_live[id] = 1;
   }
   double last_x = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const ResolvedOp& op = trace.ops[i];
-    if (op.op == ReplayOp::alloc) {
+    if (op.op == ReplayOp::alloc && counted(op.id)) {
       live += trace.alloc_size[op.id];
       is_live[op.id] = 1;
     } else if (op.op == ReplayOp::free && is_live[op.id]) {
@@ -77,7 +86,13 @@ std::shared_ptr<TraceDoc> load_trace_doc(const std::string& path) {
   doc->first_time_ns = summary.first_time_ns;
   doc->warnings = trace.warnings;
   doc->summary = to_json(summary);
-  trace = Trace{};  // the events are not needed once resolved
+  // The events are not needed once resolved, except by the Flame view, which replays a trace
+  // with call stacks per site.
+  if (trace.has_stacks()) {
+    doc->alloc_stack = allocation_stacks(trace, doc->resolved);
+    doc->stack_trace = std::make_shared<const Trace>(std::move(trace));
+  }
+  trace = Trace{};
   doc->live = live_bytes_pyramid(doc->resolved, doc->first_time_ns);
   return doc;
 }

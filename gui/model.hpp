@@ -31,6 +31,10 @@ struct TraceDoc {
   // What the load found wrong (damaged chunks, events lost, times going back), as `alloclab`
   // prints it on stderr: a trace that lost events must not look complete.
   std::vector<std::string> warnings;
+  // A trace with call stacks keeps its events (the Flame view replays it per site) and the stack
+  // of each allocation id; null and empty otherwise.
+  std::shared_ptr<const Trace> stack_trace;
+  std::vector<std::uint32_t> alloc_stack;
 };
 
 // A report: opened from a file, or produced here by replaying a trace.
@@ -46,8 +50,11 @@ struct ReportDoc {
   bool is_sweep() const { return json.contains("sweep"); }
 };
 
-// The live bytes after every operation of a resolved trace (x = op time - first_time_ns).
-LodPyramid live_bytes_pyramid(const ResolvedTrace& trace, std::uint64_t first_time_ns);
+// The live bytes after every operation of a resolved trace (x = op time - first_time_ns); with
+// `stacks`, of the allocations whose stack id (alloc_stack, by allocation id) it marks only.
+LodPyramid live_bytes_pyramid(const ResolvedTrace& trace, std::uint64_t first_time_ns,
+                              const std::vector<std::uint32_t>* alloc_stack = nullptr,
+                              const std::vector<bool>* stacks = nullptr);
 // Builds a TraceDoc (reads and resolves the file). Throws InputError and friends.
 std::shared_ptr<TraceDoc> load_trace_doc(const std::string& path);
 // Builds a ReportDoc from report JSON. Throws InputError naming `name` for a JSON that is not a

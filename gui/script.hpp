@@ -7,8 +7,8 @@
 //   open PATH            open a trace or report (directly; File > Open is `click menu:File`,
 //                        `click "File > Open..."`, `type path PATH`, `click Open`)
 //   drop PATH...         drop one or more files on the window (what the GLFW drop callback does)
-//   view NAME            select a view: overview, tradeoff, hit-rate, latency, memory, segments,
-//                        trace, sweep, diff
+//   view NAME            select a view: overview, tradeoff, hit-rate, latency, memory, runs,
+//                        segments, flame, trace, sweep, diff
 //   click NAME           click the widget named NAME (a button label, "tab:memory", "spec", ...)
 //   type NAME TEXT       click the text field NAME, then type TEXT into it
 //   wait                 wait until every background job (load, replay) has finished

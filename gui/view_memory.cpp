@@ -10,6 +10,16 @@
 namespace alloclab::gui {
 namespace {
 
+constexpr ImU32 kSiteColor = IM_COL32(120, 220, 120, 255);
+
+// The innermost frame of a caller chain ("main;run;alloc" -> "alloc"), for the legend.
+std::string flame_site_label(const std::string& path) {
+  const std::size_t semicolon = path.rfind(';');
+  std::string leaf = semicolon == std::string::npos ? path : path.substr(semicolon + 1);
+  if (leaf.size() > 48) leaf = leaf.substr(0, 45) + "...";
+  return leaf;
+}
+
 std::string at_text(const LodPyramid& p, std::size_t i) {
   if (p.y_min(i) == p.y_max(i))
     return format_value(p.y_min(i), Unit::bytes) + " (" +
@@ -109,6 +119,11 @@ void draw_memory(const Model& model, ViewState& state) {
       report ? std::min(34.0f + 22.0f * static_cast<float>(report->results.size()), 200.0f) : 0;
   const float chart_h = std::max(200.0f, ImGui::GetContentRegionAvail().y - table_h - 8);
   std::vector<LegendEntry> legend = {{"live", IM_COL32(235, 235, 235, 255)}};
+  // The call site picked in the Flame view: its allocations' live bytes.
+  const LodPyramid* site = trace && state.flame_live_of == trace && !state.flame_live.empty()
+                               ? &state.flame_live
+                               : nullptr;
+  if (site) legend.push_back({"live, site " + flame_site_label(state.flame_filter), kSiteColor});
   if (report)
     for (std::size_t i = 0; i < report->reserved.size(); ++i)
       legend.push_back({"reserved: " + report->results[i].strategy,
@@ -124,6 +139,7 @@ void draw_memory(const Model& model, ViewState& state) {
       chart.lod_series(report->reserved[i],
                        strategy_color(static_cast<int>(i), report->results[i].strategy));
   chart.lod_series(*live, IM_COL32(235, 235, 235, 255));
+  if (site) chart.lod_series(*site, kSiteColor);
   Chart::zoom_pan(chart, state.memory_x, 0, full_hi);
   if (chart.hovered()) {
     const double x = chart.x_at(chart.mouse().x);
@@ -131,6 +147,7 @@ void draw_memory(const Model& model, ViewState& state) {
     std::vector<std::string> lines = {"t = " + format_value(x, Unit::ns)};
     const std::size_t i = live->index_at(x);
     lines.push_back("live: " + at_text(*live, i));
+    if (site) lines.push_back("live, site: " + at_text(*site, site->index_at(x)));
     if (report)
       for (std::size_t k = 0; k < report->reserved.size(); ++k)
         if (!report->reserved[k].empty())

@@ -18,6 +18,8 @@ const char* view_name(View view) {
       return "runs";
     case View::segments:
       return "segments";
+    case View::flame:
+      return "flame";
     case View::trace:
       return "trace";
     case View::sweep:
@@ -44,6 +46,8 @@ const char* view_title(View view) {
       return "Runs";
     case View::segments:
       return "Segments";
+    case View::flame:
+      return "Flame";
     case View::trace:
       return "Trace";
     case View::sweep:

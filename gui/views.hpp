@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "alloclab/replay/sites.hpp"
 #include "chart.hpp"
 #include "model.hpp"
 #include "table.hpp"
@@ -21,16 +22,17 @@ enum class View {
   memory,
   runs,
   segments,
+  flame,
   trace,
   sweep,
   diff
 };
 inline constexpr View all_views[] = {View::overview, View::tradeoff, View::hit_rate, View::latency,
-                                     View::memory,   View::runs,     View::segments, View::trace,
-                                     View::sweep,    View::diff};
+                                     View::memory,   View::runs,     View::segments, View::flame,
+                                     View::trace,    View::sweep,    View::diff};
 
-// "overview", "tradeoff", "hit-rate", "latency", "memory", "runs", "segments", "trace", "sweep",
-// "diff".
+// "overview", "tradeoff", "hit-rate", "latency", "memory", "runs", "segments", "flame", "trace",
+// "sweep", "diff".
 const char* view_name(View view);
 // Accepts view_name's names (and "hitrate", "hit_rate", "trade-off").
 std::optional<View> parse_view(std::string_view name);
@@ -44,6 +46,7 @@ enum class RunMetric { hit_rate, miss_rate, upstream_calls, peak_reserved, alloc
 const char* run_metric_name(RunMetric metric);
 
 struct RunsCache;     // view_runs.cpp
+struct FlameView;     // view_flame.cpp: the Flame view's tallies and graph
 struct SegmentsView;  // view_segments.cpp: the segments view's settings and background replays
 
 struct ViewState {
@@ -64,6 +67,16 @@ struct ViewState {
   // on a log axis when every hit rate exceeds 90%), 0 hit rate, 1 miss rate.
   int miss_rate = -1;
   std::shared_ptr<SegmentsView> segments;  // made when the view is first drawn
+  // The Flame view: its metric, the strategy (and the one compared with, -1: none) by index in
+  // the current report, and the caller chain clicked last ("main;run;alloc"), whose allocations'
+  // live bytes the Memory view draws (flame_live, of the trace flame_live_of).
+  SiteMetric flame_metric = SiteMetric::live;
+  int flame_strategy = 0;
+  int flame_compare = -1;
+  std::string flame_filter;
+  LodPyramid flame_live;
+  const TraceDoc* flame_live_of = nullptr;
+  std::shared_ptr<FlameView> flame;
 };
 
 // Pure table builders (tested without a window).
@@ -121,6 +134,9 @@ void draw_trace(const Model& model, ViewState& state);
 void draw_sweep(const Model& model, ViewState& state);
 void draw_diff(Model& model, ViewState& state);
 void draw_segments(const Model& model, ViewState& state);
+void draw_flame(const Model& model, ViewState& state);
+// True while the Flame view waits for its replays.
+bool flame_busy(const ViewState& state);
 // True while the segments view's replays work toward what it shows (scripts' `wait`, and
 // headless screenshots, wait for them).
 bool segments_busy(const ViewState& state);

@@ -352,7 +352,7 @@ std::vector<Site> group_sites(const Trace& trace, const SitesResult& result, Sit
 }
 
 std::string site_name(const Trace& trace, const Site& site) {
-  return site.frame ? describe_frame(trace.frames()[*site.frame]) : no_stack_name;
+  return site.frame ? describe_function(trace.frames()[*site.frame]) : no_stack_name;
 }
 
 void write_folded(std::ostream& out, const Trace& trace, const SitesResult& result,
@@ -368,7 +368,7 @@ void write_folded(std::ostream& out, const Trace& trace, const SitesResult& resu
       const std::vector<std::uint32_t>& frames = trace.stacks()[t.stack - 1];
       for (auto f = frames.rbegin(); f != frames.rend(); ++f) {
         if (!line.empty()) line += ';';
-        line += folded_name(describe_frame(trace.frames()[*f]));
+        line += folded_name(describe_function(trace.frames()[*f]));
       }
     }
     out << line << ' ' << value << '\n';

@@ -32,6 +32,10 @@ StackSites top_stack_sites(const Trace& trace, std::size_t n);
 // where it is: "source file name:line" when the frame has a source location, else the module's
 // file name ("main (app.cpp:42)", "malloc (libc.so.6)", "0x7f12 (libfoo.so)").
 std::string describe_frame(const StackFrame& frame);
+// The frame's function without its line: "function (module file name)", or the source file's
+// name for a frame without a module (a PyTorch snapshot's), or the address in hex. Frames of one
+// function at several lines share it: folded stacks and flame graphs merge frames by it.
+std::string describe_function(const StackFrame& frame);
 
 // `alloclab info --stacks`: how many allocations had a stack, then the top sites by count and by
 // bytes, each with its frames; or, for a trace recorded without stacks, a line saying how to

@@ -105,10 +105,10 @@ struct Site {
 // strategy's), most first; ties by the order their first stack was recorded.
 std::vector<Site> group_sites(const Trace& trace, const SitesResult& result, SiteMetric metric,
                               std::size_t spec);
-std::string site_name(const Trace& trace, const Site& site);  // describe_frame, or "[no stack]"
+std::string site_name(const Trace& trace, const Site& site);  // describe_function, or "[no stack]"
 
 // Folded stacks (flamegraph.pl, speedscope, Perfetto read them): one line per stack whose value
-// is not 0, its frames root first joined by ';' (describe_frame, with ';' and line breaks in a
+// is not 0, its frames root first joined by ';' (describe_function, with ';' and line breaks in a
 // name made spaces), a space, the value. Stack 0 is the frame "[no stack]".
 void write_folded(std::ostream& out, const Trace& trace, const SitesResult& result,
                   SiteMetric metric, std::size_t spec);

@@ -82,6 +82,16 @@ TEST(AltStacks, a_frame_with_a_source_location_is_described_by_it) {
   EXPECT_EQ(describe_frame({0x401100, "site_a", "", "", 0}), "site_a");
 }
 
+TEST(AltStacks, a_function_is_named_without_its_line_so_its_call_sites_merge) {
+  EXPECT_EQ(describe_function({0x401100, "site_a", "/usr/bin/prog", "/src/prog/site.cpp", 42}),
+            "site_a (prog)");
+  EXPECT_EQ(describe_function({0x401180, "site_a", "/usr/bin/prog", "/src/prog/site.cpp", 57}),
+            "site_a (prog)");
+  // A snapshot's Python frame has a file and no module.
+  EXPECT_EQ(describe_function({0, "forward", "", "/work/model.py", 41}), "forward (model.py)");
+  EXPECT_EQ(describe_function({0x401100, "", "/usr/bin/prog", "", 0}), "0x401100 (prog)");
+}
+
 TEST(AltStacks, info_json_frames_carry_file_and_line) {
   const Trace t = trace_with_stacks();
   const nlohmann::json j = stack_sites_json(t, top_stack_sites(t, 1));

@@ -131,6 +131,11 @@ class Trace {
   // Stack ids must be set in increasing event order; `id` must already exist.
   void set_stack_id(std::size_t i, std::uint32_t id);
   std::uint32_t stack_id(std::size_t i) const;
+  // The events that have a stack, as (event index, id) in increasing event order: what an
+  // encoder walks once, where stack_id(i) would search the table for every event.
+  const std::vector<std::pair<std::uint64_t, std::uint32_t>>& stack_ids() const {
+    return stack_ids_;
+  }
   bool has_stacks() const { return !stack_ids_.empty(); }
   // Drops every event but keeps the origin, frame and stack tables (a writer that appends
   // batches of events with file-wide stack ids).

@@ -46,16 +46,19 @@ void encode_stack_tables(const Trace& trace, std::size_t begin, std::size_t end,
   }
   cursor.stacks = std::max(cursor.stacks, stacks.size());
 
-  std::vector<std::pair<std::size_t, std::uint32_t>> ids;
-  if (trace.has_stacks())
-    for (std::size_t i = begin; i < end; ++i)
-      if (const std::uint32_t id = trace.stack_id(i)) ids.emplace_back(i, id);
-  put_varint(out, ids.size());
+  const auto& all_ids = trace.stack_id_entries();
+  const auto first =
+      std::lower_bound(all_ids.begin(), all_ids.end(), begin,
+                       [](const auto& entry, std::size_t index) { return entry.first < index; });
+  const auto last =
+      std::lower_bound(first, all_ids.end(), end,
+                       [](const auto& entry, std::size_t index) { return entry.first < index; });
+  put_varint(out, static_cast<std::uint64_t>(last - first));
   std::size_t previous = begin;
-  for (const auto& [i, id] : ids) {
-    put_varint(out, i - previous);
-    previous = i;
-    put_varint(out, id);
+  for (auto it = first; it != last; ++it) {
+    put_varint(out, it->first - previous);
+    previous = it->first;
+    put_varint(out, it->second);
   }
 }
 

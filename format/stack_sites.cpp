@@ -51,15 +51,20 @@ std::string file_name(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// The function's name, or the frame's address in hex when the recorder could not name it.
+std::string function_or_address(const StackFrame& frame) {
+  if (!frame.function.empty()) return frame.function;
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(frame.address));
+  return hex;
+}
+
+}  // namespace
+
 std::string describe_frame(const StackFrame& frame) {
-  std::string text;
-  if (!frame.function.empty()) {
-    text = frame.function;
-  } else {
-    char hex[32];
-    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(frame.address));
-    text = hex;
-  }
+  std::string text = function_or_address(frame);
   // The source location says more than the object it was built into: it replaces the module.
   std::string where = file_name(frame.file.empty() ? frame.module : frame.file);
   if (!frame.file.empty() && frame.line != 0) where += ":" + std::to_string(frame.line);
@@ -68,14 +73,7 @@ std::string describe_frame(const StackFrame& frame) {
 }
 
 std::string describe_function(const StackFrame& frame) {
-  std::string text;
-  if (!frame.function.empty()) {
-    text = frame.function;
-  } else {
-    char hex[32];
-    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(frame.address));
-    text = hex;
-  }
+  std::string text = function_or_address(frame);
   const std::string where = file_name(frame.module.empty() ? frame.file : frame.module);
   if (!where.empty()) text += " (" + where + ")";
   return text;

@@ -32,6 +32,7 @@ struct FlameView {
   std::string built_for;
   FlameGraph graph;
   int hovered = -1;
+  int selected = -1;  // the node of ViewState::flame_filter in `graph`, -1: none
 };
 
 bool flame_busy(const ViewState& state) {
@@ -266,6 +267,11 @@ void draw_flame(const Model& model, ViewState& state) {
     v.graph = build_flame(v.trace->stack_trace->frames(), v.trace->stack_trace->stacks(), first,
                           difference ? &second : nullptr);
     v.built_for = key;
+    // The clicked chain keeps its box in the new graph, found once here rather than per frame.
+    v.selected = -1;
+    if (!state.flame_filter.empty())
+      for (std::uint32_t n = 1; n < v.graph.nodes.size() && v.selected < 0; ++n)
+        if (flame_path(v.graph, n) == state.flame_filter) v.selected = static_cast<int>(n);
   }
   const FlameGraph& g = v.graph;
   const Unit unit = metric_unit(state.flame_metric);
@@ -313,7 +319,7 @@ void draw_flame(const Model& model, ViewState& state) {
     if (w < 1.0f) continue;
     const float y0 = p0.y + kRowHeight * static_cast<float>(node.depth);
     const ImVec2 a(x0, y0), b(x0 + w - 1, y0 + kRowHeight - 1);
-    const bool selected = !state.flame_filter.empty() && state.flame_filter == flame_path(g, n);
+    const bool selected = static_cast<int>(n) == v.selected && !state.flame_filter.empty();
     const ImU32 fill = difference ? delta_color(node.delta, delta_scale)
                                   : name_color(node.name, n == 0 ? 0.6f : 1.0f);
     draw->AddRectFilled(a, b, fill);
@@ -354,12 +360,14 @@ void draw_flame(const Model& model, ViewState& state) {
       state.flame_filter.clear();
       state.flame_live = {};
       state.flame_live_of = nullptr;
+      v.selected = -1;
     } else {
       const std::vector<bool> through = stacks_through(g, static_cast<std::uint32_t>(under_mouse));
       state.flame_filter = path;
       state.flame_live =
           live_bytes_pyramid(trace.resolved, trace.first_time_ns, &trace.alloc_stack, &through);
       state.flame_live_of = &trace;
+      v.selected = under_mouse;
     }
   }
 }

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/cli_test_util.hpp"
+#include "tests/preload/sanitizer_skips.hpp"
 
 namespace alloclab::test {
 namespace {
@@ -29,17 +30,12 @@ class SitesCli : public ::testing::Test {
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
   void SetUp() override {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    GTEST_SKIP() << "the recorder does not run under a sanitizer";
-#endif
+    ALLOCLAB_SKIP_UNDER_ASAN();
+    ALLOCLAB_SKIP_UNDER_TSAN("the recorded program is not built with ThreadSanitizer");
     ASSERT_EQ(record_.status, 0) << record_.output;
   }
-  static std::string trace() {
-    return (dir_ / "sites.alt").string();
-  }
-  static std::string file(const std::string& name) {
-    return (dir_ / name).string();
-  }
+  static std::string trace() { return (dir_ / "sites.alt").string(); }
+  static std::string file(const std::string& name) { return (dir_ / name).string(); }
   static std::string read(const std::string& path) {
     std::ifstream in(path);
     std::stringstream s;

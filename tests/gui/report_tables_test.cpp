@@ -143,6 +143,30 @@ TEST(ReportTables, sweep_axis_finds_the_swept_size) {
   EXPECT_EQ(sweep_table(*report).rows.size(), 3u);
 }
 
+TEST(ReportTables, sweep_axis_reads_the_settings_of_a_pytorch_conf_string) {
+  nlohmann::json j;
+  j["schema_version"] = 1;
+  j["results"] = nlohmann::json::array();
+  for (const char* spec :
+       {"pytorch-conf:\"roundup_power2_divisions:[256:1,>:4],max_split_size_mb:64\"",
+        "pytorch-conf:\"roundup_power2_divisions:[256:1,>:4],max_split_size_mb:128\"",
+        "pytorch-conf:\"roundup_power2_divisions:[256:1,>:4],max_split_size_mb:256\""}) {
+    nlohmann::json r = {{"strategy", spec}};
+    for (const char* key : {"requests", "hits", "misses", "upstream_allocs", "upstream_frees",
+                            "evictions", "peak_live_bytes", "peak_reserved_bytes",
+                            "final_cached_bytes", "slack_bytes", "failed_requests"})
+      r[key] = std::uint64_t{1};
+    r["hits"] = std::uint64_t{0};
+    j["results"].push_back(r);
+  }
+  j["sweep"] = {{"points", {"a", "b", "c"}}};
+  const auto report = report_from_json(j, "sweep.json");
+  const SweepAxis axis = sweep_axis(*report);
+  EXPECT_EQ(axis.key, "max_split_size_mb");
+  EXPECT_FALSE(axis.bytes);
+  EXPECT_EQ(axis.values, (std::vector<double>{64, 128, 256}));
+}
+
 TEST(ReportTables, a_json_that_is_not_a_report_is_refused_with_its_name) {
   try {
     report_from_json(nlohmann::json{{"hello", 1}}, "not-a-report.json");

@@ -77,7 +77,7 @@ void draw_diff(Model& model, ViewState& state) {
     const auto& row = state.table.rows[i];
     top = std::max({top, row[7].sort, row[8].sort});
     names.push_back(row[0].csv);
-    legend.push_back({row[0].csv, series_color(static_cast<int>(i))});
+    legend.push_back({row[0].csv, strategy_color(static_cast<int>(i), row[0].csv), row[0].csv});
   }
   Chart chart("diff-reserved", ImVec2(0, std::max(160.0f, ImGui::GetContentRegionAvail().y - 180)),
               Axis{0, static_cast<double>(n), false, Unit::count, "", names},
@@ -85,12 +85,20 @@ void draw_diff(Model& model, ViewState& state) {
               legend);
   for (std::size_t i = 0; i < n; ++i) {
     const double x = static_cast<double>(i);
+    const std::string& strategy = state.table.rows[i][0].csv;
     chart.rect(x + 0.1, 0, x + 0.48, state.table.rows[i][7].sort,
-               series_color(static_cast<int>(i)));
+               strategy_color(static_cast<int>(i), strategy));
     chart.rect(x + 0.52, 0, x + 0.9, state.table.rows[i][8].sort,
-               series_color(static_cast<int>(i), 0.45f));
+               strategy_color(static_cast<int>(i), strategy, 0.45f));
     if (chart.hovered() && chart.x_at(chart.mouse().x) >= x &&
         chart.x_at(chart.mouse().x) < x + 1) {
+      // A click on a strategy's bars (not on a legend entry above them) picks it in every view,
+      // as its legend entry does.
+      const double mouse_x = chart.x_at(chart.mouse().x) - x;
+      const double bar_top = std::max(state.table.rows[i][7].sort, state.table.rows[i][8].sort);
+      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left) && mouse_x >= 0.1 && mouse_x <= 0.9 &&
+          chart.y_at(chart.mouse().y) <= bar_top)
+        toggle_highlight(strategy);
       const auto& row = state.table.rows[i];
       // csv holds the exact bytes; shown the readable form.
       Chart::tooltip({row[0].csv, "A: " + row[7].shown + " (" + row[7].csv + " bytes)",

@@ -7,6 +7,7 @@
 #include "alloclab/format/units.hpp"
 #include "alloclab/strategies/params.hpp"
 #include "alloclab/strategies/pytorch.hpp"
+#include "ui_registry.hpp"
 #include "views.hpp"
 
 namespace alloclab::gui {
@@ -295,6 +296,15 @@ void draw_sweep(const Model& model, ViewState& state) {
       }
       chart.polyline(xs, ys, series_color(color++));
     }
+    // Each point by its spec, for scripts; the strategy picked in any view ringed here too.
+    const std::string point_prefix = "chart:" + std::string(id) + "/point:";
+    for (std::size_t i = 0; i < axis.values.size(); ++i) {
+      const ImVec2 at(chart.px_x(axis.values[i]), chart.px_y(metric(report->results[i])));
+      track_rect(point_prefix + report->results[i].strategy, ImVec2(at.x - 4, at.y - 4),
+                 ImVec2(at.x + 4, at.y + 4));
+      if (report->results[i].strategy == highlighted_strategy())
+        chart.draw_list()->AddCircle(at, 9, series_color(6), 20, 2.5f);
+    }
     if (chart.hovered()) {
       // The point nearest the cursor, in pixels.
       std::size_t best = 0;
@@ -307,6 +317,9 @@ void draw_sweep(const Model& model, ViewState& state) {
           best = i;
         }
       }
+      // A click on a point picks its strategy in every view.
+      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left))
+        toggle_highlight(report->results[best].strategy);
       const Metrics& m = report->results[best].metrics;
       Chart::tooltip({report->results[best].strategy,
                       "hit rate " + format_value(m.hit_rate(), Unit::percent) + " (" +

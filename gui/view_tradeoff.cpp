@@ -225,6 +225,8 @@ void draw_chart(const TradeoffPlot& plot, const std::vector<const ReportDoc*>& r
   draw_labels(chart, plot);
   if (hovered >= 0) {
     const TradeoffPoint& p = plot.points[static_cast<std::size_t>(hovered)];
+    // A click on a point picks its strategy in every view.
+    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) toggle_highlight(p.label);
     list->AddCircle(ImVec2(chart.px_x(p.x), chart.px_y(p.y)), kRadius + 3, IM_COL32_WHITE, 16,
                     1.5f);
     Chart::tooltip(tooltip_lines(plot, static_cast<std::size_t>(hovered), reports));

@@ -185,5 +185,36 @@ TEST(Highlight, a_legend_entry_clicked_in_one_view_highlights_in_every_view) {
   EXPECT_EQ(gui.status, 0) << gui.output;
 }
 
+// The Diff, Trade-off and Sweep views pick a strategy on a click and show the pick of another view.
+TEST(Highlight, diff_tradeoff_and_sweep_views_pick_and_keep_the_highlight) {
+  const auto dir = scratch_dir("highlight-views");
+  const std::string report = three_strategy_report(dir);
+  ASSERT_FALSE(report.empty());
+  const std::string copy = (dir / "again.json").string();
+  std::filesystem::copy_file(report, copy);
+  const std::string sweep = (dir / "sweep.json").string();
+  const CliResult swept = run_cli("sweep " + traces_dir() +
+                                  "/transformer-varlen.alt -s 'fifo-shrink:max={1MiB..4MiB:x2}' "
+                                  "--json " +
+                                  sweep);
+  ASSERT_EQ(swept.status, 0) << swept.output;
+  const std::string script = (dir / "s.txt").string();
+  std::ofstream(script) << "open " << report << "\nwait\nopen " << copy << "\nwait\n"
+                        << "view diff\nframes 2\n"
+                        << "click chart:diff-reserved/legend:best-fit\nframes 2\n"
+                        << "expect-text panel/highlight \"highlighted: best-fit\"\n"
+                        << "view tradeoff\nframes 2\n"
+                        << "click chart:tradeoff/point:pytorch\nframes 2\n"
+                        << "expect-text panel/highlight \"highlighted: pytorch\"\n"
+                        << "open " << sweep << "\nwait\nview sweep\nframes 2\n"
+                        << "click chart:sweep-hit-rate/point:fifo-shrink:max=2MiB\nframes 2\n"
+                        << "expect-text panel/highlight \"highlighted: fifo-shrink:max=2MiB\"\n"
+                        << "click chart:sweep-hit-rate/point:fifo-shrink:max=2MiB\nframes 2\n"
+                        << "expect-missing panel/highlight\n";
+  const CliResult gui = run_headless("--size 1000x700 --script " + script);
+  ALLOCLAB_SKIP_WITHOUT_RENDERING(gui);
+  EXPECT_EQ(gui.status, 0) << gui.output;
+}
+
 }  // namespace
 }  // namespace alloclab::test

@@ -18,6 +18,8 @@ struct GenerateOptions {
   std::uint64_t runs = 10;
   std::uint64_t seed = 1;
   std::uint64_t events = 0;
+  std::uint32_t stacks = 0;
+  std::uint32_t stack_depth = 16;
   bool force = false;
 };
 
@@ -32,6 +34,8 @@ void run_generate(const GenerateOptions& options) {
   synthetic.runs = options.runs;
   synthetic.seed = options.seed;
   synthetic.min_events = options.events;
+  synthetic.stacks = options.stacks;
+  synthetic.stack_depth = options.stack_depth;
   const Trace trace = generate_synthetic(synthetic);
   const TraceFormat format = output_format_from_path(options.output);
   write_atomically(options.output,
@@ -59,6 +63,16 @@ void add_generate_command(CLI::App& app) {
       ->type_name("N");
   cmd->add_option("--events", options->events, "generate at least this many events instead")
       ->check(not_negative())
+      ->type_name("N");
+  cmd->add_option("--stacks", options->stacks,
+                  "give the allocations call stacks: this many distinct ones (at most 1000000)")
+      ->check(not_negative())
+      ->check(CLI::Range(0, 1'000'000))
+      ->type_name("N");
+  cmd->add_option("--stack-depth", options->stack_depth, "frames per stack (1 to 64)")
+      ->check(not_negative())
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str()
       ->type_name("N");
   cmd->add_option("--seed", options->seed, "random seed")
       ->check(not_negative())

@@ -1,6 +1,7 @@
 #include "alloclab/format/synthetic.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 namespace alloclab {
@@ -179,6 +180,43 @@ void random_step(Generator& g, std::vector<std::uint64_t>& live) {
   g.tick(g.rng().below(200));
 }
 
+// Stack s's frame at depth d (0: outermost) is the function of its group at that depth: the
+// stacks split into a geometrically growing number of groups, from one at the outermost frame
+// to one per stack at the innermost, so neighbouring stacks share their outer frames.
+void add_stacks(Trace& trace, const SyntheticOptions& options) {
+  const std::uint32_t depth = std::max<std::uint32_t>(options.stack_depth, 1);
+  const double stacks = options.stacks;
+  std::unordered_map<std::uint64_t, std::uint32_t> frame_of;  // (depth, group) -> frame
+  for (std::uint32_t s = 0; s < options.stacks; ++s) {
+    std::vector<std::uint32_t> frames(depth);
+    for (std::uint32_t d = 0; d < depth; ++d) {
+      const double fraction = depth == 1 ? 1.0 : static_cast<double>(d) / (depth - 1);
+      const auto groups = static_cast<std::uint64_t>(std::ceil(std::pow(stacks, fraction)));
+      const std::uint64_t group = static_cast<std::uint64_t>(s) * groups / options.stacks;
+      const std::uint64_t key = (static_cast<std::uint64_t>(d) << 40) | group;
+      auto [it, added] = frame_of.try_emplace(key, 0);
+      if (added) {
+        const auto index = static_cast<std::uint64_t>(frame_of.size() - 1);
+        it->second = trace.add_frame(
+            StackFrame{0x400000 + 0x40 * index,
+                       "depth" + std::to_string(d) + "_fn" + std::to_string(group), "synthetic"});
+      }
+      frames[depth - 1 - d] = it->second;  // innermost first
+    }
+    trace.add_stack(std::move(frames));
+  }
+  // Its own generator: the events do not depend on whether stacks are asked for.
+  Rng rng(options.seed ^ 0x5157ACC5ull);
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    if (trace.op(i) != Op::alloc) continue;
+    // Skewed: three allocations in four come from the first 32 stacks.
+    const std::uint64_t r = rng.next();
+    const std::uint64_t hot = std::min<std::uint64_t>(32, options.stacks);
+    const std::uint64_t stack = (r & 3) != 0 ? (r >> 8) % hot : (r >> 8) % options.stacks;
+    trace.set_stack_id(i, static_cast<std::uint32_t>(stack + 1));
+  }
+}
+
 }  // namespace
 
 std::optional<SyntheticShape> parse_synthetic_shape(std::string_view name) {
@@ -199,15 +237,21 @@ Trace generate_synthetic(const SyntheticOptions& options) {
     const std::uint64_t steps = options.min_events ? options.min_events : options.runs * 1000;
     for (std::uint64_t step = 0; step < steps; ++step) random_step(g, live);
     for (std::uint64_t address : live) g.free(address);
-    return g.take();
+  } else {
+    for (std::uint64_t run = 0; g.want_more(run); ++run) {
+      if (options.shape == SyntheticShape::cnn)
+        cnn_run(g, run);
+      else
+        transformer_run(g, run);
+    }
   }
-  for (std::uint64_t run = 0; g.want_more(run); ++run) {
-    if (options.shape == SyntheticShape::cnn)
-      cnn_run(g, run);
-    else
-      transformer_run(g, run);
+  Trace trace = g.take();
+  if (options.stacks > 0) {
+    trace.metadata["synthetic"]["stacks"] = options.stacks;
+    trace.metadata["synthetic"]["stack_depth"] = options.stack_depth;
+    add_stacks(trace, options);
   }
-  return g.take();
+  return trace;
 }
 
 }  // namespace alloclab

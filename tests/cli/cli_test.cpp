@@ -262,8 +262,10 @@ TEST(Cli, negative_counts_sizes_and_seeds_are_refused) {
 #endif
   for (const std::string& args :
        {"generate --runs -3 -o " + out, "generate --events -3 -o " + out,
-        "generate --seed -1 -o " + out, "record --min-size -5 -o " + out + " -- true",
-        "info " + tiny + " --stacks=-2", "replay " + tiny + " -s cache -j -2",
+        "generate --seed -1 -o " + out, "generate --stacks -4 -o " + out,
+        "generate --stacks 10 --stack-depth -1 -o " + out,
+        "record --min-size -5 -o " + out + " -- true", "info " + tiny + " --stacks=-2",
+        "replay " + tiny + " -s cache -j -2",
         "sweep " + tiny + " -s 'fifo-shrink:max={1MiB..4MiB:x2}' -j -1",
         "advise " + tiny + " -j -1"}) {
     const Result r = alloclab::test::run_shell(limits + ALLOCLAB_CLI + " " + args);
@@ -272,6 +274,19 @@ TEST(Cli, negative_counts_sizes_and_seeds_are_refused) {
     EXPECT_NE(r.output.find("must not be negative"), std::string::npos) << args << "\n" << r.output;
     EXPECT_FALSE(std::filesystem::exists(out)) << args;
   }
+}
+
+TEST(Cli, generate_with_stacks_gives_a_trace_sites_can_rank) {
+  const std::string trace = temp_path("gen-stacks.alt");
+  ASSERT_EQ(run("generate -f --shape transformer --runs 2 --stacks 50 --stack-depth 8 -o " + trace)
+                .status,
+            0);
+  const Result sites = run("sites " + trace + " -s exact --top 3");
+  EXPECT_EQ(sites.status, 0) << sites.output;
+  EXPECT_NE(sites.output.find("depth0_fn0 (synthetic)"), std::string::npos) << sites.output;
+  const Result deep = run("generate -f --stacks 10 --stack-depth 65 -o " + trace);
+  EXPECT_EQ(deep.status, 2) << deep.output;
+  std::filesystem::remove(trace);
 }
 
 TEST(Cli, unknown_shape_lists_the_accepted_ones) {

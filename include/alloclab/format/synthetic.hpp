@@ -24,6 +24,12 @@ struct SyntheticOptions {
   // Stop once at least this many events were produced (0: run count decides). The last run is
   // always completed, so the trace is never cut mid-run.
   std::uint64_t min_events = 0;
+  // Call stacks (0: none): every allocation gets one of `stacks` distinct stacks of
+  // `stack_depth` frames. They form a tree, as a program's do: the outer frames are shared by
+  // many stacks, the inner ones by few; a few stacks make most of the allocations. The events
+  // are the same with or without stacks.
+  std::uint32_t stacks = 0;
+  std::uint32_t stack_depth = 16;
 };
 
 std::optional<SyntheticShape> parse_synthetic_shape(std::string_view name);

@@ -88,7 +88,9 @@ ModuleSymbols::ModuleSymbols(Dwfl_Module* module) {
       return;
     }
     // A label names an address of its own section only (libdwfl's same_section, which for
-    // dwfl_module_addrname compares the module's sections holding both addresses).
+    // dwfl_module_addrname compares the module's sections holding both addresses, as found by
+    // the lookup dwfl_module_address_section also uses; that call loads the module's DWARF,
+    // which naming a frame's file and line does anyway).
     Label label{value, order, first_pass, section_index >= SHN_LORESERVE, nullptr, name};
     if (!label.exact_only) {
       Dwarf_Addr relative = value;

@@ -1,6 +1,7 @@
 // The writer's flush algorithm over memory of the test's own, filled as the recorder fills it
 // (alloclab/protocol/recorder_memory.hpp): order, moved reallocs, labels, slots in flight, and
 // buffers given back.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -399,6 +400,26 @@ TEST(FrameNamer, a_function_of_this_program_is_named) {
   EXPECT_NE(name.function.find("parse_maps"), std::string::npos) << name.function;
 #endif
 }
+
+#ifdef ALLOCLAB_LIBDW
+// The modules are reported again when a frame is in none of them; the tables of the modules
+// that stay go on naming frames, and a new module gets its own.
+TEST(FrameNamer, a_library_opened_after_the_first_frame_is_named_and_the_others_still_are) {
+  FrameNamer namer(getpid());
+  const auto own = reinterpret_cast<std::uint64_t>(&parse_maps) + 1;
+  EXPECT_NE(namer.name(own).function.find("parse_maps"), std::string::npos);
+  void* library = dlopen("libresolv.so.2", RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << dlerror();
+  void* function = dlsym(library, "__b64_ntop");
+  ASSERT_NE(function, nullptr) << dlerror();
+  namer.allow_refresh();
+  const FrameName name = namer.name(reinterpret_cast<std::uint64_t>(function) + 1);
+  EXPECT_NE(name.module.find("libresolv"), std::string::npos) << name.module;
+  EXPECT_NE(name.function.find("b64_ntop"), std::string::npos) << name.function;
+  EXPECT_NE(namer.name(own).function.find("parse_maps"), std::string::npos);
+  dlclose(library);
+}
+#endif
 
 }  // namespace
 }  // namespace alloclab::writer

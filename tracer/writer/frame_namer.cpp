@@ -9,6 +9,10 @@
 
 #ifdef ALLOCLAB_LIBDW
 #include <elfutils/libdwfl.h>
+
+#include <unordered_map>
+
+#include "module_symbols.hpp"
 #endif
 
 namespace alloclab::writer {
@@ -69,11 +73,61 @@ struct FrameNamer::Symbols {
     dwfl = dwfl_begin(&callbacks);
   }
   ~Symbols() {
+    tables.clear();  // their names belong to the modules
     if (dwfl) dwfl_end(dwfl);
   }
+
+  // The function that names `address` in `module`, from the module's table (built on first
+  // use).
+  const char* function(Dwfl_Module* module, std::uint64_t address) {
+    auto [table, added] = tables.try_emplace(module);
+    if (added) {
+      table->second.place = place_of(module);
+      table->second.symbols = std::make_unique<ModuleSymbols>(module);
+    }
+    return table->second.symbols->name(module, address);
+  }
+
+  // After the modules were reported again: libdwfl has freed those that are gone, and a new
+  // module may have the address of a freed one, so a table is kept only for a module that is
+  // still there with the same file at the same place.
+  void forget_gone_modules() {
+    Tables kept;
+    const auto keep = [](Dwfl_Module* module, void**, const char*, Dwarf_Addr, void* arg) {
+      auto& [old_tables, new_tables] = *static_cast<std::pair<Tables*, Tables*>*>(arg);
+      const auto table = old_tables->find(module);
+      if (table != old_tables->end() && table->second.place == place_of(module))
+        new_tables->insert(old_tables->extract(table));
+      return static_cast<int>(DWARF_CB_OK);
+    };
+    std::pair<Tables*, Tables*> both{&tables, &kept};
+    dwfl_getmodules(dwfl, keep, &both, 0);
+    tables = std::move(kept);
+  }
+
+  struct Place {
+    std::string name;
+    Dwarf_Addr start = 0;
+    Dwarf_Addr end = 0;
+    bool operator==(const Place&) const = default;
+  };
+  static Place place_of(Dwfl_Module* module) {
+    Place place;
+    if (const char* name = dwfl_module_info(module, nullptr, &place.start, &place.end, nullptr,
+                                            nullptr, nullptr, nullptr))
+      place.name = name;
+    return place;
+  }
+  struct Table {
+    Place place;
+    std::unique_ptr<ModuleSymbols> symbols;
+  };
+  using Tables = std::unordered_map<Dwfl_Module*, Table>;
+
   char* debuginfo_path = nullptr;
   Dwfl_Callbacks callbacks{};
   Dwfl* dwfl = nullptr;
+  Tables tables;
 };
 #else
 struct FrameNamer::Symbols {};
@@ -100,6 +154,7 @@ bool FrameNamer::refresh() {
     dwfl_report_begin(symbols_->dwfl);
     dwfl_linux_proc_report(symbols_->dwfl, pid_);
     dwfl_report_end(symbols_->dwfl, nullptr, nullptr);
+    symbols_->forget_gone_modules();
   }
 #endif
   return true;
@@ -125,8 +180,7 @@ FrameName FrameNamer::name(std::uint64_t return_address) {
 #ifdef ALLOCLAB_LIBDW
   if (file && symbols_->dwfl)
     if (Dwfl_Module* module = dwfl_addrmodule(symbols_->dwfl, call)) {
-      if (const char* symbol = dwfl_module_addrname(module, call))
-        name.function = demangled(symbol);
+      if (const char* symbol = symbols_->function(module, call)) name.function = demangled(symbol);
       // The line table of the object's DWARF (found by libdwfl's standard search: the object
       // itself, a .debug file beside it or under the debug directories, by build id).
       if (Dwfl_Line* line = dwfl_module_getsrc(module, call)) {

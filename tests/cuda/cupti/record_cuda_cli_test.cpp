@@ -115,16 +115,19 @@ TEST(RecordCuda, cuda_with_cpu_and_stacks_records_the_host_allocations_stacks) {
   EXPECT_GE(with_stack, 10u);
 }
 
-// The CUDA tracer records no stacks: asked for them alone, record says so before the program runs.
-TEST(RecordCuda, stacks_with_cuda_alone_is_a_usage_error) {
+// --stacks reaches the CUDA tracer alone too (no preload tracer): no longer refused.
+TEST(RecordCuda, stacks_with_cuda_alone_reach_the_cuda_tracer) {
   CudaScratch scratch;
-  const CliResult r = run_cli("record --cuda --stacks 8 -o " + scratch.file("t.alt") + " -- " +
-                              PRINT_ENV_PROGRAM + " " + scratch.file("env.txt"));
-  EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_NE(r.output.find("record: --stacks with --cuda needs --cpu"), std::string::npos)
-      << r.output;
-  EXPECT_FALSE(std::filesystem::exists(scratch.file("env.txt")));
-  EXPECT_FALSE(std::filesystem::exists(scratch.file("t.alt")));
+  const std::string trace = scratch.file("t.alt");
+  const Recording r = record_env(scratch, "--cuda --stacks 8", trace);
+  EXPECT_EQ(r.env.at("ALLOCLAB_STACKS"), "8");
+  EXPECT_EQ(r.env.at("CUDA_INJECTION64_PATH"),
+            std::filesystem::canonical(ALLOCLAB_CUDA_INJECTION_LIBRARY).string());
+  EXPECT_EQ(r.env.count("LD_PRELOAD"), 0u);
+  EXPECT_EQ(r.result.output.find("--stacks"), std::string::npos) << r.result.output;
+  // print_env never initialises CUDA: no trace, as without --stacks.
+  EXPECT_EQ(r.result.status, 2) << r.result.output;
+  EXPECT_NE(r.result.output.find("no CUDA trace"), std::string::npos) << r.result.output;
 }
 
 std::string own_maps() {

@@ -92,5 +92,27 @@ TEST(CudaFrameNaming, each_frame_is_named_with_the_maps_saved_for_its_index) {
   for (const StackFrame& frame : trace.frames()) EXPECT_EQ(frame.address, probe);
 }
 
+// A trace that cannot be read is left as it is, with its maps, and record goes on.
+TEST(CudaFrameNaming, a_trace_that_cannot_be_named_is_left_with_its_maps) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("alloclab-cuda-naming-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string trace = (dir / "damaged.cuda.alt").string();
+  {
+    std::ofstream out(trace);
+    out << "not an alt file";
+    std::ofstream maps(cuda::saved_maps_path(trace));
+    maps << cuda::saved_maps_line({0, own_maps()});
+  }
+  testing::internal::CaptureStderr();
+  EXPECT_NO_THROW(launch::name_cuda_trace_file(trace));
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("the frames of " + trace + " stay unnamed"), std::string::npos) << said;
+  EXPECT_TRUE(std::filesystem::exists(cuda::saved_maps_path(trace)));
+  std::ifstream in(trace);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "not an alt file");
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace alloclab::test

@@ -27,7 +27,7 @@ void add_record_command(CLI::App& app) {
   cmd->add_option(
          "--stacks", options->stacks,
          "record up to N frames (at most 64) of the call stack of every allocation (slow: ~1 us "
-         "each; with --cuda: host allocations only, needs --cpu)")
+         "each; with --cuda: of each CUDA allocation's host call, named after the program ends)")
       ->check(CLI::Range(0, 64))
       ->type_name("N");
   cmd->add_option("--time-resolution", options->time_resolution,

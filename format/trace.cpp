@@ -158,6 +158,12 @@ std::uint32_t Trace::add_frame(StackFrame frame) {
   return static_cast<std::uint32_t>(frames_.size() - 1);
 }
 
+void Trace::set_frame(std::uint32_t index, StackFrame frame) {
+  if (index >= frames_.size())
+    throw std::logic_error("Trace::set_frame: frame " + std::to_string(index) + " out of range");
+  frames_[index] = std::move(frame);
+}
+
 std::uint32_t Trace::add_stack(std::vector<std::uint32_t> frame_indices) {
   for (std::uint32_t f : frame_indices)
     if (f >= frames_.size())

@@ -8,7 +8,8 @@
 // nothing is traced), ALLOCLAB_RUN_RANGE (an NVTX range name glob; needs NVTX_INJECTION64_PATH
 // to name this library, see InitializeInjectionNvtx2), ALLOCLAB_TRACE_PID (the process that
 // writes ALLOCLAB_CUDA_OUTPUT), ALLOCLAB_FOLLOW_FORK / ALLOCLAB_FOLLOW_EXEC (other processes
-// that initialise CUDA write traces of their own, listed in ALLOCLAB_FILE_LIST: processes.hpp).
+// that initialise CUDA write traces of their own, listed in ALLOCLAB_FILE_LIST: processes.hpp),
+// ALLOCLAB_STACKS (--stacks N: each allocation's host call stack, N frames; host_stacks.hpp).
 #include <cupti.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -23,13 +24,16 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
 #include "alloclab/protocol/environment.hpp"
 #include "cupti_decode.hpp"
 #include "fatal_signal.hpp"
+#include "host_stacks.hpp"
 #include "processes.hpp"
 #include "run_ranges.hpp"
 #include "sink.hpp"
@@ -43,6 +47,7 @@ struct Tracer {
   Translator translator;
   std::unique_ptr<RunRanges> runs;
   std::unique_ptr<EventSink> sink;
+  std::unique_ptr<HostStacks> stacks;  // --stacks; null without
   std::vector<Event> scratch;
 };
 
@@ -119,11 +124,21 @@ void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Call
   call.thread = thread_id();
   call.device = device_of(data.context);
   PreloadGuard guard;
+  // Unwound before the lock, which other threads' calls wait for (and under the guard: what
+  // the unwinder allocates is the tracer's).
+  std::uint64_t frames[max_host_stack_depth];
+  int depth = 0;
+  if (g_tracer->stacks && site == Site::exit && may_allocate(call.api))
+    depth = g_tracer->stacks->capture(frames);
+  const std::span<const std::uint64_t> stack(frames, static_cast<std::size_t>(depth));
   std::lock_guard lock(g_tracer->lock);
   call.time_ns = now_ns();  // under the lock: times follow the order of the trace
   g_tracer->scratch.clear();
   g_tracer->translator.translate(call, g_tracer->scratch);
-  for (const Event& event : g_tracer->scratch) g_tracer->sink->add(event);
+  // Frees carry no stack (as in the preload tracer): the allocation's says where a block came
+  // from.
+  for (const Event& event : g_tracer->scratch)
+    g_tracer->sink->add(event, event.op == Op::alloc ? stack : std::span<const std::uint64_t>());
 }
 
 void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData& data) {
@@ -204,7 +219,8 @@ std::string command_line() {
   return text;
 }
 
-nlohmann::json metadata(const char* run_range, const ProcessDecision& process) {
+nlohmann::json metadata(const char* run_range, const ProcessDecision& process,
+                        const HostStacks* stacks) {
   nlohmann::json m = nlohmann::json::object();
   m["tool_version"] = ALLOCLAB_VERSION;
   m["command_line"] = command_line();
@@ -217,6 +233,10 @@ nlohmann::json metadata(const char* run_range, const ProcessDecision& process) {
   m["clock"] = "CLOCK_MONOTONIC";
   m["recorder"] = "alloclab record --cuda (liballoclab_cuda.so, CUPTI callbacks)";
   if (run_range) m["run_range"] = run_range;
+  if (stacks) {  // as the preload tracer's metadata says it
+    m["stack_depth"] = stacks->depth();
+    m["unwinder"] = stacks->unwinder();
+  }
   return m;
 }
 
@@ -235,6 +255,27 @@ ProcessDecision this_process() {
   return decide_process(owner ? std::strtoull(owner, nullptr, 10) : 0,
                         static_cast<std::uint64_t>(getpid()),
                         env_flag(protocol::env_follow_fork) || env_flag(protocol::env_follow_exec));
+}
+
+// --stacks N (ALLOCLAB_STACKS), at most max_host_stack_depth; 0: off.
+int stack_depth() {
+  const char* text = std::getenv(protocol::env_stacks);
+  if (!text) return 0;
+  const long depth = std::strtol(text, nullptr, 10);
+  return depth <= 0                     ? 0
+         : depth > max_host_stack_depth ? max_host_stack_depth
+                                        : static_cast<int>(depth);
+}
+
+// libunwind, as the preload tracer, unless asked for backtrace() (ALLOCLAB_UNWINDER) or the
+// preload tracer shares the process (--cpu): libunwind's per-thread storage is allocated by
+// the C library on a thread's first unwind and freed through free() when the thread ends,
+// where the preload tracer would record the free of a block it never saw allocated (it
+// handles that for its own unwinds only). backtrace() keeps no such storage.
+bool use_libunwind() {
+  const char* wanted = std::getenv(protocol::env_unwinder);
+  if (wanted && std::string_view(wanted) == "backtrace") return false;
+  return g_preload_guard == nullptr;
 }
 
 // Creates this process's trace: the root's output, or a follower's own name (the next free one,
@@ -276,6 +317,8 @@ int initialize() {
   if (run_range && !*run_range) run_range = nullptr;
   auto tracer = std::make_unique<Tracer>();
   if (run_range) tracer->runs = std::make_unique<RunRanges>(run_range);
+  if (const int depth = stack_depth(); depth > 0)
+    tracer->stacks = std::make_unique<HostStacks>(depth, use_libunwind());
   // Subscribed first, so that no file is left behind when CUPTI says no (no device, or another
   // tool, a profiler say, holds CUPTI's one subscriber slot). Callbacks before g_active are
   // ignored.
@@ -286,7 +329,7 @@ int initialize() {
     return 0;
   }
   try {
-    tracer->sink = open_sink(output, process, metadata(run_range, process));
+    tracer->sink = open_sink(output, process, metadata(run_range, process, tracer->stacks.get()));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "alloclab: CUDA tracing off: %s\n", e.what());
     unguarded([] { return cuptiUnsubscribe(g_subscriber); });

@@ -6,11 +6,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <exception>
+#include <fstream>
+#include <sstream>
 
-#include "alloclab/format/trace.hpp"
+#include "host_stacks.hpp"
+#include "saved_maps.hpp"
 
 namespace alloclab::cuda {
 namespace {
@@ -43,7 +50,36 @@ class BlockAllSignals {
   sigset_t old_;
 };
 
+std::string read_own_maps() {
+  std::ifstream maps("/proc/self/maps");
+  std::ostringstream text;
+  text << maps.rdbuf();
+  return text.str();
+}
+
+// Appends `line` with one write(2): a killed program leaves whole lines behind.
+bool append_line(const std::string& path, const std::string& line) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return false;
+  std::size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  return done == line.size();
+}
+
 }  // namespace
+
+std::size_t EventSink::StackHash::operator()(
+    const std::vector<std::uint64_t>& stack) const noexcept {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ stack.size();
+  for (std::uint64_t v : stack) h = (h ^ v) * 0xBF58476D1CE4E5B9ull;
+  return static_cast<std::size_t>(h ^ (h >> 31));
+}
 
 EventSink::EventSink(const std::string& path, const nlohmann::json& metadata,
                      std::chrono::milliseconds period, void (*writer_setup)())
@@ -51,6 +87,9 @@ EventSink::EventSink(const std::string& path, const nlohmann::json& metadata,
   AltWriteOptions options;
   options.zstd_level = 3;
   writer_ = std::make_unique<AltStreamWriter>(path, metadata, options);
+  // The trace was just created (O_EXCL): maps beside it are from an older recording of that
+  // name, and would name this one's frames wrongly.
+  ::unlink(saved_maps_path(path).c_str());
   writer_running_.store(true);
   // The writer thread never runs the program's signal handlers: a signal sent to the process
   // goes to one of its threads, and a fatal one handled on the writer could not be written.
@@ -71,35 +110,81 @@ EventSink::~EventSink() {
   close();
 }
 
-void EventSink::add(const Event& event) {
+void EventSink::add(const Event& event, std::span<const std::uint64_t> stack) {
+  stack = stack.first(std::min(stack.size(), max_stack_depth));
   std::lock_guard lock(queue_lock_);
   if (closed_) {
     ++dropped_;
     return;
   }
-  queue_.push_back(event);
+  queue_.events.push_back({event, static_cast<std::uint32_t>(queue_.frames.size()),
+                           static_cast<std::uint32_t>(stack.size())});
+  queue_.frames.insert(queue_.frames.end(), stack.begin(), stack.end());
 }
 
-void EventSink::write_locked(std::vector<Event>& events) {
-  if (events.empty() || failed_ || !writer_) return;
+std::uint32_t EventSink::intern_stack(std::span<const std::uint64_t> stack) {
+  if (stack.empty()) return 0;
+  std::vector<std::uint64_t> key(stack.begin(), stack.end());
+  if (const auto it = stack_ids_.find(key); it != stack_ids_.end()) return it->second;
+  std::vector<std::uint32_t> indices;
+  indices.reserve(key.size());
+  for (const std::uint64_t address : key) {
+    auto [it, added] =
+        frame_indices_.try_emplace(address, static_cast<std::uint32_t>(trace_.frames().size()));
+    if (added) trace_.add_frame(StackFrame{address, {}, {}});
+    indices.push_back(it->second);
+  }
+  const std::uint32_t id = trace_.add_stack(std::move(indices));
+  stack_ids_.emplace(std::move(key), id);
+  return id;
+}
+
+// Maps saved at the current loader generation cover every object a new frame can be in (it
+// was loaded when the frame was captured, at most a period ago), so they are read again only
+// when objects were loaded or unloaded since.
+void EventSink::save_maps(std::size_t first_frame) {
+  const std::uint64_t generation = loader_generation();
+  if (generation == maps_generation_) return;
+  if (append_line(saved_maps_path(path_), saved_maps_line({first_frame, read_own_maps()})))
+    maps_generation_ = generation;
+  else
+    std::fprintf(stderr, "alloclab: warning: cannot save %s: frames stay unnamed\n",
+                 saved_maps_path(path_).c_str());
+}
+
+void EventSink::write_locked(Batch& batch) {
+  if (batch.events.empty() || failed_ || !writer_) return;
   try {
-    Trace trace;
-    trace.reserve(events.size());
-    for (const Event& event : events) trace.push_back(event);
-    writer_->append(trace);
-    written_ += events.size();
+    // Without stacks nothing need outlive a write, the origin table included (a long run's
+    // threads and streams would fill it).
+    if (trace_.frames().empty())
+      trace_ = Trace();
+    else
+      trace_.clear_events();
+    trace_.reserve(batch.events.size());
+    const std::size_t known_frames = trace_.frames().size();
+    for (const Queued& queued : batch.events) {
+      trace_.push_back(queued.event);
+      const std::uint32_t id =
+          intern_stack(std::span(batch.frames).subspan(queued.first_frame, queued.depth));
+      trace_.set_stack_id(trace_.size() - 1, id);
+    }
+    if (trace_.frames().size() > known_frames) save_maps(known_frames);
+    writer_->append(trace_);
+    written_ += batch.events.size();
   } catch (const std::exception& e) {
     failed_ = true;
     std::fprintf(stderr, "alloclab: CUDA tracing stopped, cannot write %s: %s\n", path_.c_str(),
                  e.what());
   }
-  events.clear();
+  batch.events.clear();
+  batch.frames.clear();
 }
 
 void EventSink::flush() {
   // The file lock is taken first so that two flushes cannot write their batches out of order.
   std::lock_guard file(file_lock_);
-  std::vector<Event> batch;
+  Batch batch;
   {
     std::lock_guard lock(queue_lock_);
     batch.swap(queue_);

@@ -48,6 +48,14 @@ std::optional<MemoryKind> allocation_kind(Api api) {
   }
 }
 
+}  // namespace
+
+bool may_allocate(Api api) {
+  return api == Api::cu_mem_map || allocation_kind(api).has_value();
+}
+
+namespace {
+
 // The kind a free expects when the address was never seen allocated.
 std::optional<MemoryKind> freed_kind(Api api) {
   switch (api) {

@@ -53,6 +53,8 @@ inline constexpr int api_count = static_cast<int>(Api::cu_mem_unmap) + 1;
 
 std::string_view api_name(Api api);
 bool is_runtime_api(Api api);
+// Whether a call to `api` can record an allocation (on its exit): those whose stack is taken.
+bool may_allocate(Api api);
 
 enum class Site : std::uint8_t { enter, exit };
 

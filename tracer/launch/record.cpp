@@ -81,11 +81,6 @@ int record(const RecordOptions& options) {
   if (options.command.empty())
     throw std::invalid_argument("record: no command given (record -- CMD ...)");
   check_cuda_options(options.cuda);
-  // The CUDA tracer takes no stacks: alone, it would record none and say nothing.
-  if (options.stacks > 0 && options.cuda.cuda && !options.cuda.cpu)
-    throw std::invalid_argument(
-        "record: --stacks with --cuda needs --cpu (the CUDA tracer records no call stacks; "
-        "with --cpu the host allocations have theirs)");
   const std::string library = options.cuda.preload() ? preload_library() : std::string();
   const std::string cuda_injection = options.cuda.cuda ? cuda_injection_library() : std::string();
   if (options.output == "-")

@@ -4,12 +4,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <stdexcept>
 
 #include "alloclab/format/alt/alt.hpp"
 #include "alloclab/format/merge_by_time.hpp"
 #include "alloclab/format/units.hpp"
 #include "alloclab/protocol/environment.hpp"
+#include "tracer/cuda/saved_maps.hpp"
+#include "tracer/writer/frame_namer.hpp"
 
 namespace alloclab::launch {
 namespace {
@@ -26,6 +29,42 @@ void merge_parts(const std::string& cuda, const std::string& host, const std::st
 }
 
 }  // namespace
+
+void name_saved_frames(Trace& trace, const std::vector<cuda::SavedMaps>& snapshots) {
+  std::vector<std::unique_ptr<writer::FrameNamer>> namers(snapshots.size());
+  std::size_t current = 0;  // snapshots are in first_frame order, as the frames they name
+  for (std::uint32_t i = 0; i < trace.frames().size(); ++i) {
+    while (current + 1 < snapshots.size() && snapshots[current + 1].first_frame <= i) ++current;
+    if (snapshots.empty() || snapshots[current].first_frame > i) continue;
+    if (!namers[current])
+      namers[current] = std::make_unique<writer::FrameNamer>(
+          writer::FrameNamer::SavedMaps{snapshots[current].text});
+    const std::uint64_t address = trace.frames()[i].address;
+    writer::FrameName name = namers[current]->name(address);
+    trace.set_frame(i, StackFrame{address, std::move(name.function), std::move(name.module),
+                                  std::move(name.file), name.line});
+  }
+}
+
+void name_cuda_trace_file(const std::string& path) {
+  const std::string maps = cuda::saved_maps_path(path);
+  if (!std::filesystem::exists(maps)) return;
+  try {
+    std::vector<std::string> warnings;
+    const std::vector<cuda::SavedMaps> snapshots = cuda::read_saved_maps(maps, warnings);
+    for (const std::string& warning : warnings)
+      std::fprintf(stderr, "alloclab: warning: %s\n", warning.c_str());
+    Trace trace = read_alt(path);
+    name_saved_frames(trace, snapshots);
+    const std::string naming = path + ".naming";
+    write_alt(trace, naming);
+    std::filesystem::rename(naming, path);
+    std::filesystem::remove(maps);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "alloclab: warning: the frames of %s stay unnamed: %s\n", path.c_str(),
+                 e.what());
+  }
+}
 
 void check_cuda_options(const CudaRecordOptions& options) {
   if (!options.run_range.empty() && !options.cuda)
@@ -78,6 +117,8 @@ void set_cuda_environment(const CudaRecordOptions& options, const std::string& i
 void finish_cuda_record(const CudaRecordOptions& options, const std::string& output) {
   const std::string cuda = cuda_trace_path(options, output);
   const bool have_cuda = std::filesystem::exists(cuda);
+  // Named before a merge: the saved maps index the part's own frame table.
+  if (have_cuda) name_cuda_trace_file(cuda);
   if (!have_cuda)
     std::fprintf(stderr,
                  "alloclab: no CUDA trace: the program never initialised CUDA, or CUPTI "
@@ -94,7 +135,10 @@ void finish_cuda_record(const CudaRecordOptions& options, const std::string& out
 
 std::vector<TracedFile> merge_follower_traces(const CudaRecordOptions& options,
                                               std::vector<TracedFile> files) {
-  if (!options.cuda || !options.cpu) return files;
+  if (!options.cuda) return files;
+  for (std::size_t f = 1; f < files.size(); ++f)  // files[0]: named by finish_cuda_record
+    if (std::filesystem::exists(files[f].path)) name_cuda_trace_file(files[f].path);
+  if (!options.cpu) return files;
   struct Parts {
     std::vector<std::size_t> host, cuda;
   };

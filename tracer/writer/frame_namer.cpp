@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -140,9 +141,25 @@ FrameNamer::FrameNamer(int pid) : pid_(pid) {
   refresh();
 }
 
+FrameNamer::FrameNamer(const SavedMaps& maps) : pid_(0), may_refresh_(false) {
+  files_ = parse_maps(maps.text);
+#ifdef ALLOCLAB_LIBDW
+  symbols_ = std::make_unique<Symbols>();
+  std::string text = maps.text;  // fmemopen wants a writable buffer, even to read
+  if (symbols_->dwfl && !text.empty())
+    if (FILE* file = fmemopen(text.data(), text.size(), "r")) {
+      dwfl_report_begin(symbols_->dwfl);
+      dwfl_linux_proc_maps_report(symbols_->dwfl, file);
+      dwfl_report_end(symbols_->dwfl, nullptr, nullptr);
+      std::fclose(file);
+    }
+#endif
+}
+
 FrameNamer::~FrameNamer() = default;
 
 bool FrameNamer::refresh() {
+  if (pid_ <= 0) return false;  // saved maps: nothing to read again
   std::ifstream maps("/proc/" + std::to_string(pid_) + "/maps");
   std::ostringstream text;
   text << maps.rdbuf();

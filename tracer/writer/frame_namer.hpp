@@ -33,6 +33,13 @@ std::vector<MappedFile> parse_maps(std::string_view text);
 class FrameNamer {
  public:
   explicit FrameNamer(int pid);
+  // For a program that has ended: names frames from the text of its /proc/PID/maps, saved while
+  // it ran (the CUDA tracer's, `record --cuda --stacks`), opening each object by the path
+  // there. Never refreshed.
+  struct SavedMaps {
+    std::string text;
+  };
+  explicit FrameNamer(const SavedMaps& maps);
   ~FrameNamer();
   FrameNamer(const FrameNamer&) = delete;
   FrameNamer& operator=(const FrameNamer&) = delete;

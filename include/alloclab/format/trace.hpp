@@ -126,6 +126,8 @@ class Trace {
   // stack id k is stacks()[k - 1]. Traces without stacks pay nothing (side tables, empty).
   std::uint32_t add_frame(StackFrame frame);
   std::uint32_t add_stack(std::vector<std::uint32_t> frame_indices);  // the new id (>= 1)
+  // Replaces frame `index` (naming a recorded frame after the program ended).
+  void set_frame(std::uint32_t index, StackFrame frame);
   const std::vector<StackFrame>& frames() const { return frames_; }
   const std::vector<std::vector<std::uint32_t>>& stacks() const { return stacks_; }
   // Stack ids must be set in increasing event order; `id` must already exist.

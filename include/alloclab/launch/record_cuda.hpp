@@ -6,6 +6,11 @@
 #include <string>
 #include <vector>
 
+namespace alloclab::cuda {
+struct SavedMaps;
+}
+
+#include "alloclab/format/trace.hpp"
 #include "alloclab/launch/record_files.hpp"
 
 namespace alloclab::launch {
@@ -42,11 +47,23 @@ std::string cuda_injection_library();
 void set_cuda_environment(const CudaRecordOptions& options, const std::string& injection,
                           const std::string& output);
 
-// After the program ended: merges the part files into `output` (--cpu), and explains a missing
-// CUDA trace. Part files are removed once merged.
+// `record --cuda --stacks N`: the CUDA tracer's frames carry addresses only, and the maps of
+// the program it saved beside the trace (tracer/cuda/saved_maps.hpp) name them here, after the
+// program ended. name_saved_frames names each frame of `trace` with the snapshot that covers
+// its index (libdwfl over the objects at the saved paths: function, file and line where debug
+// information exists; the object's path at least). name_cuda_trace_file does that to the .alt
+// at `path` when maps were saved for it, rewrites it and removes the maps; when it cannot, it
+// says so and leaves the trace with addresses only.
+void name_saved_frames(Trace& trace, const std::vector<cuda::SavedMaps>& snapshots);
+void name_cuda_trace_file(const std::string& path);
+
+// After the program ended: names the CUDA trace's frames (name_cuda_trace_file), merges the part
+// files into `output` (--cpu), and explains a missing CUDA trace. Part files are removed once
+// merged.
 void finish_cuda_record(const CudaRecordOptions& options, const std::string& output);
 
-// With --cpu, a followed process (not the started one) writes a host trace, OUT.PID.alt, and a
+// The traces of followed processes (all but files[0]) get their frames named (as above). With
+// --cpu, a followed process (not the started one) writes a host trace, OUT.PID.alt, and a
 // CUDA trace, OUT.PID.cuda.alt: they become one, merged by time under the host trace's name.
 // Only where a pid wrote exactly one whole trace of each kind: with several images of one pid
 // which host trace goes with which CUDA trace is unknown, and those stay apart (with a note).

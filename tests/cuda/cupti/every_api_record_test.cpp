@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -93,4 +95,47 @@ TEST(CudaDeviceRecord, every_allocation_api_is_recorded_as_the_program_made_it) 
 }
 
 }  // namespace
+// --stacks N: each allocation carries the host stack of the program's call, the tracer's,
+// CUPTI's, the driver's and the (shared) runtime's frames left out, named after the program
+// ended: the first cudaMalloc, of 512 bytes, is main's own call. Frees carry none.
+TEST(CudaDeviceRecord, stacks_name_the_programs_allocating_function_innermost) {
+#ifdef EVERY_API_PROGRAM
+  if (const std::string why = why_no_cuda_device(); !why.empty()) GTEST_SKIP() << why;
+  CudaScratch scratch;
+  const std::string trace_file = scratch.file("every-api-stacks.alt");
+  const CliResult r =
+      run_cli("record --cuda --stacks 8 -o " + trace_file + " -- " + EVERY_API_PROGRAM);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(trace_file + ".maps"));
+  const Trace trace = read_alt(trace_file);
+  std::optional<std::size_t> first_malloc;
+  std::size_t allocs = 0, allocs_with_stack = 0;
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    if (trace.op(i) == Op::free) {
+      EXPECT_EQ(trace.stack_id(i), 0u) << "event " << i;
+    }
+    if (trace.op(i) != Op::alloc) continue;
+    ++allocs;
+    allocs_with_stack += trace.stack_id(i) != 0;
+    if (!first_malloc && trace.size_of(i) == 512 && trace.kind(i) == MemoryKind::device)
+      first_malloc = i;
+  }
+  EXPECT_EQ(allocs_with_stack, allocs);
+  ASSERT_TRUE(first_malloc.has_value());
+  const std::uint32_t id = trace.stack_id(*first_malloc);
+  ASSERT_NE(id, 0u);
+  const std::vector<std::uint32_t>& stack = trace.stacks()[id - 1];
+  ASSERT_FALSE(stack.empty());
+  ASSERT_LE(stack.size(), 8u);
+  const StackFrame& inner = trace.frames()[stack.front()];
+  EXPECT_EQ(inner.module, std::filesystem::canonical(EVERY_API_PROGRAM).string());
+#ifdef ALLOCLAB_LIBDW
+  EXPECT_EQ(inner.function, "main");
+#endif
+  EXPECT_EQ(trace.metadata.value("stack_depth", 0), 8);
+#else
+  GTEST_SKIP() << "every_api was not built (no CUDA driver library)";
+#endif
+}
+
 }  // namespace alloclab::test

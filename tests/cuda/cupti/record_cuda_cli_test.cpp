@@ -2,12 +2,22 @@
 // what record does when no CUDA trace appears (no device here, or a program without CUDA).
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "alloclab/format/alt/alt.hpp"
 #include "cuda_test_util.hpp"
+#include "tracer/cuda/saved_maps.hpp"
+
+// A function of this program, at an address of its own (not inlined, not folded).
+extern "C" __attribute__((noinline)) int alloclab_record_cuda_naming_probe(int x) {
+  asm volatile("" ::: "memory");
+  return x * 3 + 1;
+}
 
 namespace alloclab::test {
 namespace {
@@ -105,16 +115,92 @@ TEST(RecordCuda, cuda_with_cpu_and_stacks_records_the_host_allocations_stacks) {
   EXPECT_GE(with_stack, 10u);
 }
 
-// The CUDA tracer records no stacks: asked for them alone, record says so before the program runs.
-TEST(RecordCuda, stacks_with_cuda_alone_is_a_usage_error) {
+// --stacks reaches the CUDA tracer alone too (no preload tracer): no longer refused.
+TEST(RecordCuda, stacks_with_cuda_alone_reach_the_cuda_tracer) {
   CudaScratch scratch;
-  const CliResult r = run_cli("record --cuda --stacks 8 -o " + scratch.file("t.alt") + " -- " +
-                              PRINT_ENV_PROGRAM + " " + scratch.file("env.txt"));
-  EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_NE(r.output.find("record: --stacks with --cuda needs --cpu"), std::string::npos)
-      << r.output;
-  EXPECT_FALSE(std::filesystem::exists(scratch.file("env.txt")));
-  EXPECT_FALSE(std::filesystem::exists(scratch.file("t.alt")));
+  const std::string trace = scratch.file("t.alt");
+  const Recording r = record_env(scratch, "--cuda --stacks 8", trace);
+  EXPECT_EQ(r.env.at("ALLOCLAB_STACKS"), "8");
+  EXPECT_EQ(r.env.at("CUDA_INJECTION64_PATH"),
+            std::filesystem::canonical(ALLOCLAB_CUDA_INJECTION_LIBRARY).string());
+  EXPECT_EQ(r.env.count("LD_PRELOAD"), 0u);
+  EXPECT_EQ(r.result.output.find("--stacks"), std::string::npos) << r.result.output;
+  // print_env never initialises CUDA: no trace, as without --stacks.
+  EXPECT_EQ(r.result.status, 2) << r.result.output;
+  EXPECT_NE(r.result.output.find("no CUDA trace"), std::string::npos) << r.result.output;
+}
+
+std::string own_maps() {
+  std::ifstream maps("/proc/self/maps");
+  std::ostringstream text;
+  text << maps.rdbuf();
+  return text.str();
+}
+
+// A return address inside `function`, as a caller's frame holds.
+std::uint64_t return_address_in(const void* function) {
+  return reinterpret_cast<std::uint64_t>(function) + 1;
+}
+
+// The C library's own malloc (not a PLT stub of this program, nor a sanitizer's).
+const void* libc_malloc() {
+  void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+  return libc ? dlsym(libc, "malloc") : nullptr;
+}
+
+// The launcher's step, through the CLI: a followed process's CUDA trace with addresses only and
+// its saved maps (what the tracer leaves), named when record collects it; the maps are removed.
+TEST(RecordCuda, record_names_a_cuda_trace_from_its_saved_maps_and_removes_them) {
+  ALLOCLAB_SKIP_UNDER_ASAN();
+  CudaScratch scratch;
+  const std::string prepared = scratch.file("prepared.alt");
+  const std::string launcher = scratch.file("launcher.alt");
+  const std::string worker = scratch.file("launcher.4242.cuda.alt");
+  const std::uint64_t probe =
+      return_address_in(reinterpret_cast<const void*>(&alloclab_record_cuda_naming_probe));
+  const std::uint64_t libc = return_address_in(libc_malloc());
+  {
+    Trace t;
+    t.metadata["pid"] = 4242;
+    Event e;
+    e.op = Op::alloc;
+    e.time_ns = 10;
+    e.address = 0x7000;
+    e.size = 256;
+    e.device = 0;
+    e.kind = MemoryKind::device;
+    t.push_back(e);
+    e.op = Op::free;
+    e.time_ns = 20;
+    e.size = 0;
+    t.push_back(e);
+    const std::uint32_t probe_frame = t.add_frame(StackFrame{probe, {}, {}});
+    const std::uint32_t libc_frame = t.add_frame(StackFrame{libc, {}, {}});
+    t.set_stack_id(0, t.add_stack({probe_frame, libc_frame}));
+    write_alt(t, prepared);
+    std::ofstream maps(prepared + ".maps");
+    maps << cuda::saved_maps_line({0, own_maps()});
+  }
+  const CliResult r = run_cli("record --cuda --follow-exec -o " + launcher + " -- sh -c 'cp " +
+                              prepared + " " + worker + " && cp " + prepared + ".maps " + worker +
+                              ".maps && echo \"trace " + worker + "\" >> \"$ALLOCLAB_FILE_LIST\"'");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(worker + ".maps"));
+  const Trace named = read_alt(worker);
+  ASSERT_EQ(named.size(), 2u);
+  ASSERT_NE(named.stack_id(0), 0u);
+  EXPECT_EQ(named.stack_id(1), 0u);
+  const std::vector<std::uint32_t>& stack = named.stacks()[named.stack_id(0) - 1];
+  ASSERT_EQ(stack.size(), 2u);
+  const StackFrame& inner = named.frames()[stack[0]];
+  const StackFrame& outer = named.frames()[stack[1]];
+  EXPECT_EQ(inner.address, probe);
+  EXPECT_EQ(inner.module, std::filesystem::canonical("/proc/self/exe").string());
+  EXPECT_NE(outer.module.find("libc.so"), std::string::npos) << outer.module;
+#ifdef ALLOCLAB_LIBDW
+  EXPECT_EQ(inner.function, "alloclab_record_cuda_naming_probe");
+  EXPECT_NE(outer.function.find("malloc"), std::string::npos) << outer.function;
+#endif
 }
 
 // Two events of one process, on the CPU or on cuda:0, at the given times.

@@ -17,6 +17,7 @@
 #include "alloclab/replay/replay_cursor.hpp"
 #include "alloclab/replay/run_tally.hpp"
 #include "alloclab/replay/timing.hpp"
+#include "alloclab/strategies/params.hpp"
 #include "alloclab/strategies/registry.hpp"
 #include "alloclab/strategies/upstream/counting.hpp"
 #include "alloclab/strategies/upstream/registry.hpp"
@@ -843,11 +844,24 @@ ReplayOutcome replay_sim(const ResolvedTrace& trace, std::string_view spec,
   return replay_trace(trace, spec, sim);
 }
 
+std::vector<std::size_t> replay_order(const std::vector<std::string>& specs) {
+  const auto slow = [](std::string_view spec) {
+    const std::string_view name = trim_spaces(spec.substr(0, spec.find(':')));
+    return name == "pytorch" || name == "pytorch-conf";
+  };
+  std::vector<std::size_t> order(specs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return slow(specs[i]); });
+  return order;
+}
+
 ReplaySetOutcome replay_specs(const ResolvedTrace& trace, const std::vector<std::string>& specs,
                               const ReplayOptions& options, std::size_t threads) {
   ReplaySetOutcome out;
   out.results.resize(specs.size());
-  parallel_for(specs.size(), threads, [&](std::size_t i) {
+  const std::vector<std::size_t> order = replay_order(specs);
+  parallel_for(specs.size(), threads, [&](std::size_t job) {
+    const std::size_t i = order[job];
     out.results[i] = replay_trace(trace, specs[i], options).result;
   });
   // A replay looks at cancel only now and then, and one that had not started returns at once:

@@ -196,15 +196,22 @@ SitesResult tally_sites(const Trace& trace, const ResolvedTrace& resolved,
     result.stacks[id].strategies.resize(specs.size());
   }
   const std::vector<std::uint32_t> stack_of = allocation_stacks(trace, resolved);
-  result.at_op = at.peak ? peak_op(resolved) : op_at_time(resolved, at.time_ns);
-  if (result.at_op > 0)
-    result.at_time_ns = resolved.op_time_ns[result.at_op - 1] -
-                        std::min(resolved.op_time_ns[result.at_op - 1], resolved.op_time_ns[0]);
-  tally_program(resolved, stack_of, result.at_op, result);
+  // The program's own figures are one more job beside the replays, the last one started: it
+  // writes the stacks' program counts and the moment, the replays only their own counts.
+  const auto tally_the_program = [&] {
+    result.at_op = at.peak ? peak_op(resolved) : op_at_time(resolved, at.time_ns);
+    if (result.at_op > 0)
+      result.at_time_ns = resolved.op_time_ns[result.at_op - 1] -
+                          std::min(resolved.op_time_ns[result.at_op - 1], resolved.op_time_ns[0]);
+    tally_program(resolved, stack_of, result.at_op, result);
+  };
 
   result.results.resize(specs.size());
   std::vector<std::vector<SiteCounts>> counts(specs.size());
-  parallel_for(specs.size(), threads, [&](std::size_t i) {
+  const std::vector<std::size_t> order = replay_order(specs);
+  parallel_for(specs.size() + 1, threads, [&](std::size_t job) {
+    if (job == specs.size()) return tally_the_program();
+    const std::size_t i = order[job];
     SiteObserver observer(stack_of, stack_count);
     ReplayOptions mine = options;
     mine.observer = &observer;

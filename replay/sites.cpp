@@ -24,9 +24,11 @@ class SiteObserver final : public ReplayObserver {
 
   void requested(std::size_t, std::uint32_t id, const Block*, const RequestCost& cost) override {
     SiteCounts& c = counts_[stack(id)];
+    // Tested one by one rather than added as a pair: the caller stored the two fields apart,
+    // and one wide load of both would wait for those stores to reach the cache.
     if (!cost.hit) ++c.misses;
-    c.slack_bytes += cost.slack_bytes;
-    c.upstream_bytes += cost.upstream_bytes;
+    if (cost.slack_bytes != 0) c.slack_bytes += cost.slack_bytes;
+    if (cost.upstream_bytes != 0) c.upstream_bytes += cost.upstream_bytes;
   }
 
   void freed(std::size_t lane, std::uint32_t id, const Block& block) override {

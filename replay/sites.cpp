@@ -1,7 +1,6 @@
 #include "alloclab/replay/sites.hpp"
 
 #include <algorithm>
-#include <map>
 #include <ostream>
 #include <unordered_map>
 
@@ -12,6 +11,7 @@
 #include "alloclab/replay/parallel.hpp"
 #include "alloclab/replay/report.hpp"
 #include "alloclab/strategies/strategy.hpp"
+#include "sorted_ranges.hpp"
 
 namespace alloclab {
 namespace {
@@ -38,7 +38,7 @@ class SiteObserver final : public ReplayObserver {
   void upstream_allocated(std::size_t lane, const Block& block) override {
     Lane& l = lane_at(lane);
     l.blocks.insert_or_assign(block.address, Holder{block.capacity, 0});
-    if (l.sorted) l.starts.insert_or_assign(block.address, block.capacity);
+    if (l.sorted) l.starts.assign(block.address, block.capacity);
   }
 
   void upstream_freed(std::size_t lane, const Block& block, bool eviction) override {
@@ -55,13 +55,15 @@ class SiteObserver final : public ReplayObserver {
     std::uint64_t capacity = 0;
     std::uint32_t stack = 0;  // of the allocation that last released memory inside it
   };
-  // One lane's upstream blocks by start address, and the same starts in order, made the first
+  // One lane's upstream blocks by start address, and the same blocks in order, made the first
   // time a block freed by the program does not start an upstream block (a strategy that cuts
   // segments): strategies that hand out whole upstream blocks never pay for the ordered index.
+  // Such a strategy keeps its segments, so the index is looked up at most frees and changed at
+  // few (SortedRanges).
   struct Lane {
     AddressMap<Holder> blocks;
     bool sorted = false;
-    std::map<std::uint64_t, std::uint64_t> starts;  // address -> capacity
+    SortedRanges starts;
   };
 
   std::uint32_t stack(std::uint32_t id) const { return id < stack_of_.size() ? stack_of_[id] : 0; }
@@ -74,15 +76,16 @@ class SiteObserver final : public ReplayObserver {
   Holder* holder_of(Lane& l, std::uint64_t address) {
     if (Holder* h = l.blocks.find(address)) return h;
     if (!l.sorted) {
-      l.blocks.for_each(
-          [&](std::uint64_t start, const Holder& h) { l.starts.emplace(start, h.capacity); });
+      std::vector<SortedRanges::Range> ranges;
+      ranges.reserve(l.blocks.size());
+      l.blocks.for_each([&](std::uint64_t start, const Holder& h) {
+        ranges.push_back(SortedRanges::Range{start, h.capacity});
+      });
+      l.starts = SortedRanges(std::move(ranges));
       l.sorted = true;
     }
-    auto after = l.starts.upper_bound(address);
-    if (after == l.starts.begin()) return nullptr;
-    const auto& [start, capacity] = *std::prev(after);
-    if (address - start >= capacity) return nullptr;
-    return l.blocks.find(start);
+    const std::optional<SortedRanges::Range> in = l.starts.find_containing(address);
+    return in ? l.blocks.find(in->start) : nullptr;
   }
 
   const std::vector<std::uint32_t>& stack_of_;

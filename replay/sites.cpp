@@ -1,7 +1,6 @@
 #include "alloclab/replay/sites.hpp"
 
 #include <algorithm>
-#include <map>
 #include <ostream>
 #include <unordered_map>
 
@@ -12,6 +11,7 @@
 #include "alloclab/replay/parallel.hpp"
 #include "alloclab/replay/report.hpp"
 #include "alloclab/strategies/strategy.hpp"
+#include "sorted_ranges.hpp"
 
 namespace alloclab {
 namespace {
@@ -24,9 +24,11 @@ class SiteObserver final : public ReplayObserver {
 
   void requested(std::size_t, std::uint32_t id, const Block*, const RequestCost& cost) override {
     SiteCounts& c = counts_[stack(id)];
+    // Tested one by one rather than added as a pair: the caller stored the two fields apart,
+    // and one wide load of both would wait for those stores to reach the cache.
     if (!cost.hit) ++c.misses;
-    c.slack_bytes += cost.slack_bytes;
-    c.upstream_bytes += cost.upstream_bytes;
+    if (cost.slack_bytes != 0) c.slack_bytes += cost.slack_bytes;
+    if (cost.upstream_bytes != 0) c.upstream_bytes += cost.upstream_bytes;
   }
 
   void freed(std::size_t lane, std::uint32_t id, const Block& block) override {
@@ -36,7 +38,7 @@ class SiteObserver final : public ReplayObserver {
   void upstream_allocated(std::size_t lane, const Block& block) override {
     Lane& l = lane_at(lane);
     l.blocks.insert_or_assign(block.address, Holder{block.capacity, 0});
-    if (l.sorted) l.starts.insert_or_assign(block.address, block.capacity);
+    if (l.sorted) l.starts.assign(block.address, block.capacity);
   }
 
   void upstream_freed(std::size_t lane, const Block& block, bool eviction) override {
@@ -53,13 +55,15 @@ class SiteObserver final : public ReplayObserver {
     std::uint64_t capacity = 0;
     std::uint32_t stack = 0;  // of the allocation that last released memory inside it
   };
-  // One lane's upstream blocks by start address, and the same starts in order, made the first
+  // One lane's upstream blocks by start address, and the same blocks in order, made the first
   // time a block freed by the program does not start an upstream block (a strategy that cuts
   // segments): strategies that hand out whole upstream blocks never pay for the ordered index.
+  // Such a strategy keeps its segments, so the index is looked up at most frees and changed at
+  // few (SortedRanges).
   struct Lane {
     AddressMap<Holder> blocks;
     bool sorted = false;
-    std::map<std::uint64_t, std::uint64_t> starts;  // address -> capacity
+    SortedRanges starts;
   };
 
   std::uint32_t stack(std::uint32_t id) const { return id < stack_of_.size() ? stack_of_[id] : 0; }
@@ -72,15 +76,16 @@ class SiteObserver final : public ReplayObserver {
   Holder* holder_of(Lane& l, std::uint64_t address) {
     if (Holder* h = l.blocks.find(address)) return h;
     if (!l.sorted) {
-      l.blocks.for_each(
-          [&](std::uint64_t start, const Holder& h) { l.starts.emplace(start, h.capacity); });
+      std::vector<SortedRanges::Range> ranges;
+      ranges.reserve(l.blocks.size());
+      l.blocks.for_each([&](std::uint64_t start, const Holder& h) {
+        ranges.push_back(SortedRanges::Range{start, h.capacity});
+      });
+      l.starts = SortedRanges(std::move(ranges));
       l.sorted = true;
     }
-    auto after = l.starts.upper_bound(address);
-    if (after == l.starts.begin()) return nullptr;
-    const auto& [start, capacity] = *std::prev(after);
-    if (address - start >= capacity) return nullptr;
-    return l.blocks.find(start);
+    const std::optional<SortedRanges::Range> in = l.starts.find_containing(address);
+    return in ? l.blocks.find(in->start) : nullptr;
   }
 
   const std::vector<std::uint32_t>& stack_of_;
@@ -196,15 +201,22 @@ SitesResult tally_sites(const Trace& trace, const ResolvedTrace& resolved,
     result.stacks[id].strategies.resize(specs.size());
   }
   const std::vector<std::uint32_t> stack_of = allocation_stacks(trace, resolved);
-  result.at_op = at.peak ? peak_op(resolved) : op_at_time(resolved, at.time_ns);
-  if (result.at_op > 0)
-    result.at_time_ns = resolved.op_time_ns[result.at_op - 1] -
-                        std::min(resolved.op_time_ns[result.at_op - 1], resolved.op_time_ns[0]);
-  tally_program(resolved, stack_of, result.at_op, result);
+  // The program's own figures are one more job beside the replays, the last one started: it
+  // writes the stacks' program counts and the moment, the replays only their own counts.
+  const auto tally_the_program = [&] {
+    result.at_op = at.peak ? peak_op(resolved) : op_at_time(resolved, at.time_ns);
+    if (result.at_op > 0)
+      result.at_time_ns = resolved.op_time_ns[result.at_op - 1] -
+                          std::min(resolved.op_time_ns[result.at_op - 1], resolved.op_time_ns[0]);
+    tally_program(resolved, stack_of, result.at_op, result);
+  };
 
   result.results.resize(specs.size());
   std::vector<std::vector<SiteCounts>> counts(specs.size());
-  parallel_for(specs.size(), threads, [&](std::size_t i) {
+  const std::vector<std::size_t> order = replay_order(specs);
+  parallel_for(specs.size() + 1, threads, [&](std::size_t job) {
+    if (job == specs.size()) return tally_the_program();
+    const std::size_t i = order[job];
     SiteObserver observer(stack_of, stack_count);
     ReplayOptions mine = options;
     mine.observer = &observer;

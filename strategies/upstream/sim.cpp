@@ -38,16 +38,18 @@ std::optional<Block> SimUpstream::allocate(std::uint64_t bytes) {
 }
 
 void SimUpstream::deallocate(const Block& block) {
-  const std::uint64_t* capacity = block.address == 0 ? nullptr : live_.find(block.address);
-  if (capacity == nullptr) {
+  // Taken out in one probe, and put back if the capacity does not match: a free that throws
+  // leaves the upstream as it was.
+  std::uint64_t capacity = 0;
+  if (block.address == 0 || !live_.take_into(block.address, capacity)) {
     throw std::logic_error("SimUpstream: deallocate of a " + describe(block) +
                            " it does not hold (never handed out, or returned twice)");
   }
-  if (*capacity != block.capacity) {
+  if (capacity != block.capacity) {
+    live_.insert_or_assign(block.address, capacity);
     throw std::logic_error("SimUpstream: deallocate of a " + describe(block) +
-                           " handed out with capacity " + std::to_string(*capacity));
+                           " handed out with capacity " + std::to_string(capacity));
   }
-  live_.erase(block.address);
   reserved_bytes_ -= block.capacity;
 }
 

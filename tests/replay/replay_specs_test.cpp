@@ -36,6 +36,19 @@ TEST(ReplaySpecs, results_follow_the_specs_and_equal_one_replay_each) {
   }
 }
 
+TEST(ReplaySpecs, the_pytorch_models_start_first_and_the_rest_as_given) {
+  const std::vector<std::string> specs = {
+      "exact",       " pytorch-conf :conf=expandable_segments:True",
+      "passthrough", "pytorch",
+      "pytorchish",  "best-fit"};
+  EXPECT_EQ(replay_order(specs), (std::vector<std::size_t>{1, 3, 0, 2, 4, 5}));
+  EXPECT_TRUE(replay_order({}).empty());
+  // Results still follow the specs' order.
+  const std::vector<std::string> mixed = {"exact", "pytorch", "passthrough"};
+  const ReplaySetOutcome outcome = replay_specs(cnn(), mixed, {}, 1);
+  for (std::size_t i = 0; i < mixed.size(); ++i) EXPECT_EQ(outcome.results[i].strategy, mixed[i]);
+}
+
 TEST(ReplaySpecs, progress_counts_every_operation_of_every_replay) {
   std::atomic<std::uint64_t> progress{0};
   ReplayOptions options;

@@ -3,6 +3,7 @@
 // and folded stacks come out exactly.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "alloclab/replay/sites.hpp"
 #include "tests/format/trace_test_util.hpp"
 #include "tests/replay/sites_workload.hpp"
+#include "tests/split_mix.hpp"
 
 namespace alloclab {
 namespace {
@@ -256,6 +258,108 @@ TEST(Sites, allocations_left_out_by_min_size_and_segment_events_take_no_stack) {
   ASSERT_EQ(stacks.size(), 2u);
   EXPECT_EQ(stacks[0], 2u);
   EXPECT_EQ(stacks[1], 1u);
+}
+
+// The charging rules of replay/sites.hpp written the plain way, a tree of upstream blocks looked
+// up at every free: what tally_sites must charge, however it indexes the blocks.
+class ReferenceCharges final : public ReplayObserver {
+ public:
+  ReferenceCharges(const std::vector<std::uint32_t>& stack_of, std::size_t stacks)
+      : stack_of_(stack_of), counts(stacks) {}
+  void requested(std::size_t, std::uint32_t id, const Block*, const RequestCost& cost) override {
+    SiteCounts& c = counts[stack_of_[id]];
+    c.misses += cost.hit ? 0 : 1;
+    c.slack_bytes += cost.slack_bytes;
+    c.upstream_bytes += cost.upstream_bytes;
+  }
+  void freed(std::size_t lane, std::uint32_t id, const Block& block) override {
+    auto& blocks = lanes_[lane];
+    auto after = blocks.upper_bound(block.address);
+    if (after == blocks.begin()) return;
+    auto& [start, held] = *std::prev(after);
+    if (block.address - start < held.first) held.second = stack_of_[id];
+  }
+  void upstream_allocated(std::size_t lane, const Block& block) override {
+    lanes_[lane][block.address] = {block.capacity, 0};
+  }
+  void upstream_freed(std::size_t lane, const Block& block, bool eviction) override {
+    auto& blocks = lanes_[lane];
+    const auto at = blocks.find(block.address);
+    std::uint32_t stack = 0;
+    if (at != blocks.end()) {
+      stack = at->second.second;
+      blocks.erase(at);
+    }
+    if (eviction) ++counts[stack].evictions;
+  }
+
+ private:
+  const std::vector<std::uint32_t>& stack_of_;
+  // Per lane: upstream block start -> (capacity, stack of the last free inside it).
+  std::map<std::size_t, std::map<std::uint64_t, std::pair<std::uint64_t, std::uint32_t>>> lanes_;
+
+ public:
+  std::vector<SiteCounts> counts;
+};
+
+TEST(Sites, charges_match_the_rules_with_a_hundred_thousand_live_blocks_in_many_segments) {
+  // Rounds of 100,000 live blocks, freed in a shuffled order: small ones cut from thousands of
+  // 2 MiB segments, then large ones that fit the device only once pytorch gives the cached
+  // segments back, each eviction charged to the allocation whose free emptied its segment.
+  constexpr std::uint64_t live = 100'000;
+  test::SplitMix rng{5};
+  std::vector<Event> events;
+  std::vector<std::uint32_t> stack_of_event;
+  std::uint64_t time = 0;
+  for (int round = 0; round < 3; ++round) {
+    const bool small = round % 2 == 0;
+    std::vector<std::uint64_t> addresses;
+    for (std::uint64_t k = 0; k < live; ++k) {
+      const std::uint64_t address = 0x100000000000ull * (round + 1) + k * 0x1000000;
+      const std::uint64_t size = small ? 200'000 + rng.below(4) * 100'000 : 1'500'000;
+      events.push_back(alloc_event(address, size, ++time));
+      stack_of_event.push_back(1 + static_cast<std::uint32_t>(rng.below(40)));
+      addresses.push_back(address);
+    }
+    for (std::size_t i = addresses.size(); i > 1; --i)
+      std::swap(addresses[i - 1], addresses[rng.below(i)]);
+    for (const std::uint64_t address : addresses) {
+      events.push_back(free_event(address, ++time));
+      stack_of_event.push_back(0);
+    }
+  }
+  Trace trace = make_trace(events);
+  std::vector<std::uint32_t> stack_ids{0};
+  for (std::uint32_t s = 0; s < 40; ++s)
+    stack_ids.push_back(
+        trace.add_stack({trace.add_frame({0x10 + 0x10ull * s, "fn_" + std::to_string(s), "p"})}));
+  for (std::size_t e = 0; e < events.size(); ++e)
+    if (stack_of_event[e]) trace.set_stack_id(e, stack_ids[stack_of_event[e]]);
+  const ResolvedTrace resolved = resolve(trace);
+  ReplayOptions options;
+  options.memory_limit = live * 1'750'000;  // one round of large blocks and little else
+  options.stop_at_first_failure = false;
+
+  const SitesResult r = tally_sites(trace, resolved, {"pytorch"}, SitesAt{}, options, 1);
+  const std::vector<std::uint32_t> stack_of = allocation_stacks(trace, resolved);
+  ReferenceCharges reference(stack_of, r.stacks.size());
+  ReplayOptions observed = options;
+  observed.observer = &reference;
+  const Metrics m = replay_trace(resolved, "pytorch", observed).result.metrics;
+  EXPECT_EQ(metrics_json(m), metrics_json(r.results[0].metrics));
+  EXPECT_GT(m.evictions, 1000u);
+  EXPECT_EQ(m.failed_requests, 0u);
+  std::uint64_t charged_stacks = 0;
+  for (std::size_t id = 0; id < r.stacks.size(); ++id) {
+    const SiteCounts& got = r.stacks[id].strategies[0];
+    const SiteCounts& want = reference.counts[id];
+    EXPECT_EQ(got.misses, want.misses) << "stack " << id;
+    EXPECT_EQ(got.slack_bytes, want.slack_bytes) << "stack " << id;
+    EXPECT_EQ(got.upstream_bytes, want.upstream_bytes) << "stack " << id;
+    EXPECT_EQ(got.evictions, want.evictions) << "stack " << id;
+    charged_stacks += got.evictions > 0;
+  }
+  EXPECT_GT(charged_stacks, 30u);
 }
 
 TEST(Sites, metric_names_read_back) {

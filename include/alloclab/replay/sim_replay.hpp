@@ -101,6 +101,12 @@ ReplayOutcome replay_sim(const ResolvedTrace& trace, std::string_view spec,
 // (0: all cores): results[i] is specs[i]'s. `interrupted` when options.cancel was set by the time
 // every replay had returned: some results are then cut short or empty, and no report should be
 // made of them. Exceptions as replay_trace's, the first one rethrown once every thread stopped.
+// The order in which replay_specs and tally_sites start `specs` (a permutation of their
+// indices): the models of PyTorch's allocator (pytorch, pytorch-conf) first, as their replays
+// take the longest (ordered pools, block splits and merges on most requests) and one started
+// last would run alone after the others finished; otherwise as given.
+std::vector<std::size_t> replay_order(const std::vector<std::string>& specs);
+
 struct ReplaySetOutcome {
   std::vector<StrategyResult> results;
   bool interrupted = false;

@@ -13,6 +13,7 @@
 
 #include "alloclab/format/alt/alt.hpp"
 #include "alloclab/launch/record_cuda.hpp"
+#include "tests/cuda/tracer_test_util.hpp"
 #include "tracer/cuda/saved_maps.hpp"
 #include "tracer/writer/frame_namer.hpp"
 
@@ -24,24 +25,6 @@ extern "C" __attribute__((noinline)) int alloclab_cuda_naming_probe(int x) {
 
 namespace alloclab::test {
 namespace {
-
-std::string own_maps() {
-  std::ifstream maps("/proc/self/maps");
-  std::ostringstream text;
-  text << maps.rdbuf();
-  return text.str();
-}
-
-// A return address inside `function`, as a caller's frame holds.
-std::uint64_t return_address_in(const void* function) {
-  return reinterpret_cast<std::uint64_t>(function) + 1;
-}
-
-// The C library's own malloc (not a PLT stub of this program, nor a sanitizer's).
-const void* libc_malloc() {
-  void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-  return libc ? dlsym(libc, "malloc") : nullptr;
-}
 
 std::string own_path() {
   return std::filesystem::canonical("/proc/self/exe").string();

@@ -11,12 +11,15 @@
 #include <vector>
 
 #include "alloclab/format/alt/alt.hpp"
+#include "tests/cuda/tracer_test_util.hpp"
 #include "tracer/cuda/host_stacks.hpp"
 #include "tracer/cuda/saved_maps.hpp"
 #include "tracer/cuda/sink.hpp"
 
 namespace alloclab::cuda {
 namespace {
+
+using test::device_event;
 
 std::string stacks_scratch_file(const std::string& name) {
   const auto dir =
@@ -82,18 +85,6 @@ TEST(HostStacks, a_captured_stack_leaves_out_the_tracers_frames_and_keeps_its_de
   }
 }
 
-Event stacked_event(Op op, std::uint64_t time, std::uint64_t address, std::uint64_t size = 0) {
-  Event e;
-  e.op = op;
-  e.time_ns = time;
-  e.address = address;
-  e.size = size;
-  e.device = 0;
-  e.kind = MemoryKind::device;
-  e.thread = 3;
-  return e;
-}
-
 // Writes happen when a test flushes, not on a timer.
 constexpr auto flush_by_hand = std::chrono::hours(1);
 
@@ -103,14 +94,14 @@ TEST(CudaSinkStacks, identical_stacks_share_one_id_and_frees_carry_none) {
   const std::vector<std::uint64_t> b = {0x401000, 0x404000};
   {
     EventSink sink(path, nlohmann::json::object(), flush_by_hand);
-    sink.add(stacked_event(Op::alloc, 1, 0x10, 8), a);
-    sink.add(stacked_event(Op::alloc, 2, 0x20, 8), a);
-    sink.add(stacked_event(Op::alloc, 3, 0x30, 8), b);
-    sink.add(stacked_event(Op::free, 4, 0x10));
+    sink.add(device_event(Op::alloc, 1, 0x10, 8), a);
+    sink.add(device_event(Op::alloc, 2, 0x20, 8), a);
+    sink.add(device_event(Op::alloc, 3, 0x30, 8), b);
+    sink.add(device_event(Op::free, 4, 0x10));
     sink.flush();
     // A later write finds the stacks of earlier ones: ids are the file's, not the write's.
-    sink.add(stacked_event(Op::alloc, 5, 0x40, 8), b);
-    sink.add(stacked_event(Op::alloc, 6, 0x50, 8));
+    sink.add(device_event(Op::alloc, 5, 0x40, 8), b);
+    sink.add(device_event(Op::alloc, 6, 0x50, 8));
     sink.close();
   }
   const Trace t = read_alt(path);
@@ -143,17 +134,17 @@ TEST(CudaSinkStacks, maps_are_saved_with_the_first_stack_and_again_after_a_load)
   const std::string path = stacks_scratch_file("maps.alt");
   {
     EventSink sink(path, nlohmann::json::object(), flush_by_hand);
-    sink.add(stacked_event(Op::alloc, 1, 0x10, 8));
+    sink.add(device_event(Op::alloc, 1, 0x10, 8));
     sink.flush();
     EXPECT_FALSE(std::filesystem::exists(saved_maps_path(path)));  // no stack, no maps
-    sink.add(stacked_event(Op::alloc, 2, 0x20, 8), std::vector<std::uint64_t>{0x1, 0x2});
+    sink.add(device_event(Op::alloc, 2, 0x20, 8), std::vector<std::uint64_t>{0x1, 0x2});
     sink.flush();
     // New frames, but nothing was loaded since: the saved maps cover them.
-    sink.add(stacked_event(Op::alloc, 3, 0x30, 8), std::vector<std::uint64_t>{0x3});
+    sink.add(device_event(Op::alloc, 3, 0x30, 8), std::vector<std::uint64_t>{0x3});
     sink.flush();
     void* loaded = dlopen(LOADABLE_LIBRARY, RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(loaded, nullptr) << dlerror();
-    sink.add(stacked_event(Op::alloc, 4, 0x40, 8), std::vector<std::uint64_t>{0x2, 0x4});
+    sink.add(device_event(Op::alloc, 4, 0x40, 8), std::vector<std::uint64_t>{0x2, 0x4});
     sink.close();
     dlclose(loaded);
   }

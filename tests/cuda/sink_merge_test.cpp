@@ -12,10 +12,13 @@
 #include "alloclab/format/alt/alt.hpp"
 #include "alloclab/format/merge_by_time.hpp"
 #include "alloclab/format/resolve.hpp"
+#include "tests/cuda/tracer_test_util.hpp"
 #include "tracer/cuda/sink.hpp"
 
 namespace alloclab::cuda {
 namespace {
+
+using test::device_event;
 
 std::string scratch_file(const std::string& name) {
   const auto dir =
@@ -24,18 +27,6 @@ std::string scratch_file(const std::string& name) {
   const auto path = dir / name;
   std::filesystem::remove(path);
   return path.string();
-}
-
-Event device_event(Op op, std::uint64_t time, std::uint64_t address, std::uint64_t size = 0) {
-  Event e;
-  e.op = op;
-  e.time_ns = time;
-  e.address = address;
-  e.size = size;
-  e.device = 0;
-  e.kind = MemoryKind::device;
-  e.thread = 3;
-  return e;
 }
 
 TEST(CudaSink, events_reach_the_file_in_order_and_close_is_idempotent) {

@@ -120,12 +120,12 @@ TEST(ReportTables, diff_matches_strategies_by_spec_and_gives_b_minus_a) {
   }
 }
 
-TEST(ReportTables, sweep_axis_finds_the_swept_size) {
+// A sweep report of three points, one per spec, whose counters are all 1 (hits 0).
+std::shared_ptr<const ReportDoc> three_point_sweep(const std::vector<std::string>& specs) {
   nlohmann::json j;
   j["schema_version"] = 1;
   j["results"] = nlohmann::json::array();
-  for (const char* spec :
-       {"fifo-shrink:max=1MiB", "fifo-shrink:max=2MiB", "fifo-shrink:max=4MiB"}) {
+  for (const std::string& spec : specs) {
     nlohmann::json r = {{"strategy", spec}};
     for (const char* key : {"requests", "hits", "misses", "upstream_allocs", "upstream_frees",
                             "evictions", "peak_live_bytes", "peak_reserved_bytes",
@@ -135,7 +135,12 @@ TEST(ReportTables, sweep_axis_finds_the_swept_size) {
     j["results"].push_back(r);
   }
   j["sweep"] = {{"points", {"a", "b", "c"}}};
-  const auto report = report_from_json(j, "sweep.json");
+  return report_from_json(j, "sweep.json");
+}
+
+TEST(ReportTables, sweep_axis_finds_the_swept_size) {
+  const auto report =
+      three_point_sweep({"fifo-shrink:max=1MiB", "fifo-shrink:max=2MiB", "fifo-shrink:max=4MiB"});
   const SweepAxis axis = sweep_axis(*report);
   EXPECT_EQ(axis.key, "max");
   EXPECT_TRUE(axis.bytes);
@@ -144,23 +149,10 @@ TEST(ReportTables, sweep_axis_finds_the_swept_size) {
 }
 
 TEST(ReportTables, sweep_axis_reads_the_settings_of_a_pytorch_conf_string) {
-  nlohmann::json j;
-  j["schema_version"] = 1;
-  j["results"] = nlohmann::json::array();
-  for (const char* spec :
-       {"pytorch-conf:\"roundup_power2_divisions:[256:1,>:4],max_split_size_mb:64\"",
-        "pytorch-conf:\"roundup_power2_divisions:[256:1,>:4],max_split_size_mb:128\"",
-        "pytorch-conf:\"roundup_power2_divisions:[256:1,>:4],max_split_size_mb:256\""}) {
-    nlohmann::json r = {{"strategy", spec}};
-    for (const char* key : {"requests", "hits", "misses", "upstream_allocs", "upstream_frees",
-                            "evictions", "peak_live_bytes", "peak_reserved_bytes",
-                            "final_cached_bytes", "slack_bytes", "failed_requests"})
-      r[key] = std::uint64_t{1};
-    r["hits"] = std::uint64_t{0};
-    j["results"].push_back(r);
-  }
-  j["sweep"] = {{"points", {"a", "b", "c"}}};
-  const auto report = report_from_json(j, "sweep.json");
+  const auto report = three_point_sweep(
+      {"pytorch-conf:\"roundup_power2_divisions:[256:1,>:4],max_split_size_mb:64\"",
+       "pytorch-conf:\"roundup_power2_divisions:[256:1,>:4],max_split_size_mb:128\"",
+       "pytorch-conf:\"roundup_power2_divisions:[256:1,>:4],max_split_size_mb:256\""});
   const SweepAxis axis = sweep_axis(*report);
   EXPECT_EQ(axis.key, "max_split_size_mb");
   EXPECT_FALSE(axis.bytes);

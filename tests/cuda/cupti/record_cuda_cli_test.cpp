@@ -11,6 +11,7 @@
 
 #include "alloclab/format/alt/alt.hpp"
 #include "cuda_test_util.hpp"
+#include "tests/cuda/tracer_test_util.hpp"
 #include "tracer/cuda/saved_maps.hpp"
 
 // A function of this program, at an address of its own (not inlined, not folded).
@@ -128,24 +129,6 @@ TEST(RecordCuda, stacks_with_cuda_alone_reach_the_cuda_tracer) {
   // print_env never initialises CUDA: no trace, as without --stacks.
   EXPECT_EQ(r.result.status, 2) << r.result.output;
   EXPECT_NE(r.result.output.find("no CUDA trace"), std::string::npos) << r.result.output;
-}
-
-std::string own_maps() {
-  std::ifstream maps("/proc/self/maps");
-  std::ostringstream text;
-  text << maps.rdbuf();
-  return text.str();
-}
-
-// A return address inside `function`, as a caller's frame holds.
-std::uint64_t return_address_in(const void* function) {
-  return reinterpret_cast<std::uint64_t>(function) + 1;
-}
-
-// The C library's own malloc (not a PLT stub of this program, nor a sanitizer's).
-const void* libc_malloc() {
-  void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-  return libc ? dlsym(libc, "malloc") : nullptr;
 }
 
 // The launcher's step, through the CLI: a followed process's CUDA trace with addresses only and

@@ -134,8 +134,8 @@ void draw_trace(const Model& model, ViewState& state) {
 namespace {
 
 // A spec's parameters as a sweep varies them: a pytorch-conf spec's settings are the
-// `key:value` entries of its PYTORCH_CUDA_ALLOC_CONF string (commas inside a `[...]` list belong
-// to the list), beside its own `key=value` parameters.
+// `key:value` entries of its PYTORCH_CUDA_ALLOC_CONF string, beside its own `key=value`
+// parameters.
 ParsedSpec sweep_params(std::string_view spec) {
   if (!is_pytorch_conf_spec(spec)) return split_spec(spec);
   ParsedSpec parsed = split_pytorch_conf_spec(spec);
@@ -146,18 +146,8 @@ ParsedSpec sweep_params(std::string_view spec) {
       expanded.params.emplace_back(std::move(key), std::move(value));
       continue;
     }
-    std::size_t start = 0;
-    int depth = 0;
-    for (std::size_t i = 0; i <= value.size(); ++i) {
-      if (i < value.size() && value[i] == '[') ++depth;
-      if (i < value.size() && value[i] == ']') --depth;
-      if (i < value.size() && (value[i] != ',' || depth > 0)) continue;
-      const std::string entry = value.substr(start, i - start);
-      start = i + 1;
-      const std::size_t colon = entry.find(':');
-      if (colon == std::string::npos) continue;
-      expanded.params.emplace_back(entry.substr(0, colon), entry.substr(colon + 1));
-    }
+    for (auto& setting : pytorch_conf_settings(value))
+      expanded.params.push_back(std::move(setting));
   }
   return expanded;
 }

@@ -127,6 +127,28 @@ std::vector<std::uint64_t> read_divisions(Reader& r, std::string_view key,
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::string>> pytorch_conf_settings(std::string_view conf) {
+  std::vector<std::pair<std::string, std::string>> settings;
+  std::string item;
+  int depth = 0;
+  const auto add = [&] {
+    if (const std::size_t colon = item.find(':'); colon != std::string::npos)
+      settings.emplace_back(item.substr(0, colon), item.substr(colon + 1));
+    item.clear();
+  };
+  for (const std::string& token : lex(conf)) {
+    if (token == "[") ++depth;
+    if (token == "]") --depth;
+    if (token == "," && depth <= 0) {
+      add();
+      continue;
+    }
+    item += token;
+  }
+  add();
+  return settings;
+}
+
 PyTorchOptions parse_pytorch_alloc_conf(std::string_view conf) {
   PyTorchOptions o;
   std::vector<std::uint64_t> divisions;

@@ -267,4 +267,16 @@ TEST(PyTorchConf, refuses_what_pytorch_refuses_and_what_the_model_lacks) {
       "pytorch-conf: 'max_split_size_mb': expected a whole number, found '64;expandable_segments'");
 }
 
+TEST(PyTorchConfSettings, lists_each_key_and_value_as_pytorch_reads_them) {
+  using Settings = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(alloclab::pytorch_conf_settings(
+                " max_split_size_mb : 64, roundup_power2_divisions:[256:1,>:4],"
+                "expandable_segments:True"),
+            (Settings{{"max_split_size_mb", "64"},
+                      {"roundup_power2_divisions", "[256:1,>:4]"},
+                      {"expandable_segments", "True"}}));
+  EXPECT_EQ(alloclab::pytorch_conf_settings(""), Settings{});
+  EXPECT_EQ(alloclab::pytorch_conf_settings("lonely,a:1"), (Settings{{"a", "1"}}));
+}
+
 }  // namespace

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "alloclab/strategies/params.hpp"
@@ -199,6 +200,10 @@ std::unique_ptr<Strategy> make_pytorch_strategy(const StrategyParams& params, Up
 // garbage_collection_threshold is kept even though it needs a memory fraction, which is not part
 // of PYTORCH_CUDA_ALLOC_CONF: the caller adds one and then validates.
 PyTorchOptions parse_pytorch_alloc_conf(std::string_view conf);
+// The `key:value` settings of a PYTORCH_CUDA_ALLOC_CONF string, in order, read with PyTorch's
+// lexer (spaces dropped) but not checked: a value is its text up to the next comma outside a
+// `[...]` list ("[256:1,>:4]"); an item without ':' is left out.
+std::vector<std::pair<std::string, std::string>> pytorch_conf_settings(std::string_view conf);
 // `pytorch-conf:"CONF"[,per_process_memory_fraction=F,device_memory=BYTES]` or
 // `pytorch-conf:CONF`: whether `spec` names pytorch-conf, and its split into parameters
 // `conf` (the text between the quotes, or everything after ':') and the optional others.

@@ -61,6 +61,8 @@ nlohmann::json program_json(const launch::RunOptions& options, const launch::Run
           {"min_size", options.min_size},
           {"markers", options.markers},
           {"cuda", options.cuda},
+          {"run_range",
+           options.run_range.empty() ? nlohmann::json(nullptr) : nlohmann::json(options.run_range)},
           {"trace", options.record_output.empty() ? nlohmann::json(nullptr)
                                                   : nlohmann::json(options.record_output)},
           {"other_processes", std::move(others)}};
@@ -166,6 +168,10 @@ void add_run_command(CLI::App& app) {
   sub->add_flag("--cuda", cmd->options.cuda,
                 "also put the program's device allocations (cudaMalloc/cudaFree, "
                 "cuMemAlloc/cuMemFree) through the strategy, one cache per device");
+  sub->add_option("--run-range", cmd->options.run_range,
+                  "with --cuda: each NVTX range whose name matches (a glob) is a run, as under "
+                  "record --cuda --run-range (implies --markers)")
+      ->type_name("GLOB");
   sub->add_option("command", cmd->options.command, "the program and its arguments, after --")
       ->required();
   sub->callback([cmd] { run_live(*cmd); });

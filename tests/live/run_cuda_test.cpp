@@ -90,7 +90,8 @@ TEST_F(RunCuda, the_libraries_export_exactly_their_entry_points) {
   if (run_shell("nm --version").status == 127) GTEST_SKIP() << "nm (binutils) is not installed";
   EXPECT_EQ(exported(ALLOCLAB_LIVE_CUDA_LIBRARY),
             (std::set<std::string>{"cudaMalloc", "cudaFree", "cuMemAlloc_v2", "cuMemFree_v2",
-                                   "alloclab_preload_run_begin", "alloclab_preload_run_end"}));
+                                   "alloclab_preload_run_begin", "alloclab_preload_run_end",
+                                   "InitializeInjectionNvtx2"}));
   EXPECT_EQ(exported(ALLOCLAB_TORCH_LIBRARY),
             (std::set<std::string>{"alloclab_torch_configure", "alloclab_torch_malloc",
                                    "alloclab_torch_free"}));

@@ -74,10 +74,19 @@ class ReportFolder {
 
 std::vector<std::pair<std::string, std::string>> live_environment(const RunOptions& options,
                                                                   const std::string& folder) {
-  return {{protocol::env_live_spec, options.spec},
-          {protocol::env_live_min_size, std::to_string(options.min_size)},
-          {protocol::env_live_report_dir, folder},
-          {protocol::env_live_markers, options.markers ? "1" : "0"}};
+  const bool ranges = !options.run_range.empty();
+  std::vector<std::pair<std::string, std::string>> environment{
+      {protocol::env_live_spec, options.spec},
+      {protocol::env_live_min_size, std::to_string(options.min_size)},
+      {protocol::env_live_report_dir, folder},
+      {protocol::env_live_markers, options.markers || ranges ? "1" : "0"}};
+  if (ranges) {
+    // The CUDA live library is NVTX's injection (tracer/live/nvtx_runs.cpp), as libcupti is
+    // under `record --cuda --run-range`.
+    environment.emplace_back(protocol::env_run_range, options.run_range);
+    environment.emplace_back("NVTX_INJECTION64_PATH", live_cuda_library());
+  }
+  return environment;
 }
 
 // Without a trace: the program with the live library preloaded, waited for with its usage.
@@ -139,6 +148,8 @@ std::string read_file(const std::filesystem::path& path) {
 RunOutcome run(const RunOptions& options) {
   if (options.command.empty())
     throw std::invalid_argument("run: no command given (run -s SPEC -- CMD ...)");
+  if (!options.run_range.empty() && !options.cuda)
+    throw std::invalid_argument("run: --run-range needs --cuda (runs come from NVTX ranges)");
   std::string library = live_library();
   if (options.cuda) library += ":" + live_cuda_library();
   const ReportFolder folder;

@@ -5,7 +5,8 @@
 // guard (alloclab_preload_guard), as the CUDA tracer hides its own work. What the cache and the
 // strategy allocate for themselves is alloclab's, not the program's.
 //
-// Included by one source file of each live library, which then has a guard of its own.
+// Each source file that includes it has a guard of its own (and calls find_recorder_guard):
+// enough, as long as one file's work never calls into another's entry points.
 #include <dlfcn.h>
 
 namespace alloclab::live {

@@ -19,6 +19,9 @@ struct RunOptions {
   bool force = false;         // replace record_output if it exists
   // `--cuda`: the device allocations (cudaMalloc, cuMemAlloc) go through the strategy too.
   bool cuda = false;
+  // `--run-range`, with `cuda`: every NVTX range whose name matches this glob is a run, as
+  // `record --cuda --run-range` makes it one; runs then come from markers only (`markers`).
+  std::string run_range;
   std::vector<std::string> command;
 };
 
@@ -43,7 +46,8 @@ struct RunOutcome {
 };
 
 // Checks the program and the outputs first; throws std::runtime_error for what cannot be run
-// or read (a report file that cannot be parsed names it).
+// or read (a report file that cannot be parsed names it), std::invalid_argument for options
+// that mean nothing together.
 RunOutcome run(const RunOptions& options);
 
 }  // namespace alloclab::launch

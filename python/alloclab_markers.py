@@ -7,11 +7,16 @@
 
 Without the tracer (a program run normally) every call is a cheap no-op. Labels are truncated
 to 63 bytes of UTF-8, before a character, not inside one.
+
+The tracer's functions are found in the process's global scope (`alloclab record`, `alloclab
+run` preload them). A library opened in a local scope, as PyTorch opens its pluggable allocator,
+is not found there: `register_runs` passes the run markers to it too (alloclab_torch.use()
+registers liballoclab_torch.so's, so that its strategy sees the program's runs).
 """
 import contextlib
 import ctypes
 
-__all__ = ["run", "run_begin", "run_end", "mark", "traced"]
+__all__ = ["run", "run_begin", "run_end", "mark", "traced", "register_runs"]
 
 
 def _lookup(name, argtypes):
@@ -27,6 +32,8 @@ def _lookup(name, argtypes):
 _run_begin = _lookup("alloclab_preload_run_begin", [ctypes.c_char_p])
 _run_end = _lookup("alloclab_preload_run_end", [])
 _mark = _lookup("alloclab_preload_mark", [ctypes.c_char_p])
+# (run_begin, run_end) pairs that register_runs added, in the order they came.
+_registered = []
 
 
 def traced():
@@ -38,14 +45,29 @@ def _encode(label):
     return label.encode("utf-8") if isinstance(label, str) else bytes(label)
 
 
+def register_runs(run_begin, run_end):
+    """Passes every later run marker to `run_begin(label)` (the label as UTF-8 bytes) and
+    `run_end()` as well as to the tracer: e.g. a library's `void begin(const char*)` and
+    `void end(void)` through ctypes. Registering the same pair again does nothing."""
+    if (run_begin, run_end) not in _registered:
+        _registered.append((run_begin, run_end))
+
+
 def run_begin(label=""):
+    if _run_begin is None and not _registered:
+        return
+    encoded = _encode(label)
     if _run_begin is not None:
-        _run_begin(_encode(label))
+        _run_begin(encoded)
+    for begin, _ in _registered:
+        begin(encoded)
 
 
 def run_end():
     if _run_end is not None:
         _run_end()
+    for _, end in _registered:
+        end()
 
 
 def mark(label):

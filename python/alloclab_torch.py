@@ -8,14 +8,20 @@ cache per device over cudaMalloc/cudaFree, through liballoclab_torch.so and
 torch.cuda.memory.CUDAPluggableAllocator. The library is found in ALLOCLAB_TORCH_LIBRARY, beside
 this file, in the installed ../../../lib, or in a source checkout's build/lib. With a report
 folder (`report_dir`, or ALLOCLAB_LIVE_REPORT_DIR, which `alloclab run` sets) each device used
-writes its counters there at exit, as `alloclab run` reads them.
+writes its counters there at exit, as `alloclab run` reads them. The program's run markers
+(alloclab_markers, shipped beside this file) are the strategy's runs.
 """
 import ctypes
 import os
 
+import alloclab_markers
+
 __all__ = ["use", "library_path"]
 
 _LIBRARY = "liballoclab_torch.so"
+# The libraries use() opened, by path: one ctypes handle each, so that their marker functions
+# are registered with alloclab_markers once however often use() is called.
+_opened = {}
 
 
 def library_path():
@@ -37,12 +43,33 @@ def library_path():
         "set ALLOCLAB_TORCH_LIBRARY, or build alloclab with the CUDA toolkit)" % (_LIBRARY, here))
 
 
-def use(spec, report_dir=None):
+def _open(path):
+    library = _opened.get(path)
+    if library is None:
+        library = ctypes.CDLL(path)
+        library.alloclab_torch_configure.argtypes = [
+            ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
+        library.alloclab_torch_configure.restype = ctypes.c_int
+        library.alloclab_torch_run_begin.argtypes = [ctypes.c_char_p]
+        library.alloclab_torch_run_begin.restype = None
+        library.alloclab_torch_run_end.argtypes = []
+        library.alloclab_torch_run_end.restype = None
+        _opened[path] = library
+    return library
+
+
+def use(spec, report_dir=None, marked_runs=None):
     """Makes the strategy `spec` PyTorch's CUDA allocator for the rest of the process.
 
-    Call it before the first CUDA tensor: PyTorch keeps the allocator it first used. Raises
-    RuntimeError when PyTorch or CUDA is not available or an allocator was already used, and
-    ValueError for a spec alloclab refuses. Returns the CUDAPluggableAllocator.
+    Call it before the first CUDA tensor: PyTorch keeps the allocator it first used. The run
+    markers of alloclab_markers (`with alloclab_markers.run("step"): ...`) are the strategy's
+    runs from then on. `marked_runs`: True when runs come from the markers only (the program
+    before its first marker is no run), False when that stretch is a run too; None: as
+    ALLOCLAB_LIVE_MARKERS says (1, as `alloclab run --markers` sets it: True). `report_dir`
+    (None: ALLOCLAB_LIVE_REPORT_DIR's; no folder, no reports): where each device writes its
+    counters at exit. Raises RuntimeError when PyTorch or CUDA is not available or an allocator
+    was already used, and ValueError for a spec alloclab refuses. Returns the
+    CUDAPluggableAllocator.
     """
     try:
         import torch
@@ -53,15 +80,15 @@ def use(spec, report_dir=None):
             "alloclab_torch: CUDA is not available to PyTorch (torch.cuda.is_available() is "
             "False: a CPU-only build, or no CUDA device or driver)")
     path = library_path()
-    library = ctypes.CDLL(path)
-    configure = library.alloclab_torch_configure
-    configure.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
-    configure.restype = ctypes.c_int
+    library = _open(path)
     if report_dir is None:
         report_dir = os.environ.get("ALLOCLAB_LIVE_REPORT_DIR")
+    if marked_runs is None:
+        marked_runs = os.environ.get("ALLOCLAB_LIVE_MARKERS") == "1"
     error = ctypes.create_string_buffer(1024)
-    if configure(spec.encode("utf-8"), report_dir.encode("utf-8") if report_dir else None,
-                 error, len(error)) != 0:
+    if library.alloclab_torch_configure(
+            spec.encode("utf-8"), report_dir.encode("utf-8") if report_dir else None,
+            1 if marked_runs else 0, error, len(error)) != 0:
         raise ValueError("alloclab_torch: %s" % error.value.decode("utf-8", "replace"))
     allocator = torch.cuda.memory.CUDAPluggableAllocator(
         path, "alloclab_torch_malloc", "alloclab_torch_free")
@@ -71,4 +98,6 @@ def use(spec, report_dir=None):
         raise RuntimeError(
             "alloclab_torch: PyTorch's CUDA allocator was already used in this process: call "
             "use() before the first CUDA tensor (%s)" % e) from e
+    alloclab_markers.register_runs(library.alloclab_torch_run_begin,
+                                   library.alloclab_torch_run_end)
     return allocator

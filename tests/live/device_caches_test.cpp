@@ -231,19 +231,23 @@ TEST_F(DeviceCachesTest, peak_device_memory_is_sampled_after_each_real_allocatio
 }
 
 TEST_F(DeviceCachesTest, a_device_first_used_inside_a_marked_run_is_in_it) {
-  auto caches = make("best-fit", /*implicit_run=*/false);
-  caches.begin_run("forward");
-  void* p = allocate_ok(caches, 1, 1 << 20);
-  EXPECT_TRUE(caches.deallocate(p));
-  caches.end_run();
-  const std::vector<LiveReport> reports = caches.finish(1);
-  ASSERT_EQ(reports.size(), 1u);
-  EXPECT_EQ(reports[0].device, "cuda:1");
-  EXPECT_EQ(reports[0].runs, 1u);
-  // The run the cache joined, under its marker's label, with the request made in it.
-  ASSERT_EQ(reports[0].run_metrics.size(), 1u);
-  EXPECT_EQ(reports[0].run_metrics[0].label, "forward");
-  EXPECT_EQ(reports[0].run_metrics[0].requests, 1u);
+  // With an implicit run too: the device had nothing before the marked run to put in one.
+  for (const bool implicit_run : {false, true}) {
+    SCOPED_TRACE(implicit_run);
+    auto caches = make("best-fit", implicit_run);
+    caches.begin_run("forward");
+    void* p = allocate_ok(caches, 1, 1 << 20);
+    EXPECT_TRUE(caches.deallocate(p));
+    caches.end_run();
+    const std::vector<LiveReport> reports = caches.finish(1);
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_EQ(reports[0].device, "cuda:1");
+    EXPECT_EQ(reports[0].runs, 1u);
+    // The run the cache joined, under its marker's label, with the request made in it.
+    ASSERT_EQ(reports[0].run_metrics.size(), 1u);
+    EXPECT_EQ(reports[0].run_metrics[0].label, "forward");
+    EXPECT_EQ(reports[0].run_metrics[0].requests, 1u);
+  }
 }
 
 TEST_F(DeviceCachesTest, a_bad_spec_is_refused_on_the_first_allocation) {

@@ -94,7 +94,8 @@ TEST_F(RunCuda, the_libraries_export_exactly_their_entry_points) {
                                    "InitializeInjectionNvtx2"}));
   EXPECT_EQ(exported(ALLOCLAB_TORCH_LIBRARY),
             (std::set<std::string>{"alloclab_torch_configure", "alloclab_torch_malloc",
-                                   "alloclab_torch_free"}));
+                                   "alloclab_torch_free", "alloclab_torch_run_begin",
+                                   "alloclab_torch_run_end"}));
 }
 
 // A CUDA runtime loaded with alloclab's library, ahead of the program's own, would take the
@@ -217,6 +218,92 @@ TEST_F(RunCuda, the_torch_allocator_runs_a_strategy_per_device_and_reports) {
   }
 }
 
+// The torch allocator's reports in `dir`, by device.
+std::vector<live::LiveReport> torch_reports(const fs::path& dir) {
+  std::vector<live::LiveReport> reports;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().filename().string().find(".torch") == std::string::npos) continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    reports.push_back(live::parse_live_report(text.str(), entry.path().string()));
+  }
+  std::sort(reports.begin(), reports.end(),
+            [](const auto& a, const auto& b) { return a.device < b.device; });
+  return reports;
+}
+
+std::vector<std::string> run_labels(const live::LiveReport& report) {
+  std::vector<std::string> labels;
+  for (const RunMetrics& run : report.run_metrics) labels.push_back(run.label);
+  return labels;
+}
+
+// Each of `report`'s runs: per-run-pool took one block from upstream for its 10 requests and
+// gave it back at the run's end.
+void expect_pooled_runs(const live::LiveReport& report) {
+  for (const RunMetrics& run : report.run_metrics) {
+    SCOPED_TRACE(report.device + " run " + run.label);
+    EXPECT_EQ(run.requests, 10u);
+    EXPECT_EQ(run.hits, 9u);
+    EXPECT_EQ(run.upstream_allocs, 1u);
+    EXPECT_EQ(run.upstream_frees, 1u);
+  }
+}
+
+TEST_F(RunCuda, the_torch_allocator_follows_the_run_markers_it_is_given) {
+  // The first marker comes before the first allocation, when the library has no cache yet: the
+  // run is kept, and its label. Device 1, first used inside "step 1", joins that run.
+  const auto r = run_shell(std::string(TORCH_ALLOCATOR_SUBJECT) + " " + ALLOCLAB_TORCH_LIBRARY +
+                           " per-run-pool " + dir_.string() + " runs 0 marker");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::vector<live::LiveReport> reports = torch_reports(dir_);
+  ASSERT_EQ(reports.size(), 2u) << r.output;
+  EXPECT_EQ(reports[0].runs, 3u);
+  EXPECT_EQ(run_labels(reports[0]), (std::vector<std::string>{"warm-up", "step 1", "step 2"}));
+  // Outside any run, the pool is not used: 10 misses, each block straight back upstream.
+  EXPECT_EQ(reports[0].requests, 40u);
+  EXPECT_EQ(reports[0].hits, 27u);
+  EXPECT_EQ(reports[0].upstream_allocs, 13u);
+  EXPECT_EQ(reports[1].runs, 2u);
+  EXPECT_EQ(run_labels(reports[1]), (std::vector<std::string>{"step 1", "step 2"}));
+  EXPECT_EQ(reports[1].requests, 20u);
+  for (const live::LiveReport& report : reports) expect_pooled_runs(report);
+}
+
+TEST_F(RunCuda, the_torch_allocator_assumes_a_run_before_the_first_marker_unless_told_not_to) {
+  // Told by configure, or, unconfigured, by the environment `run --markers` sets.
+  const std::string env =
+      "ALLOCLAB_LIVE_SPEC=per-run-pool ALLOCLAB_LIVE_REPORT_DIR=" + dir_.string() +
+      " ALLOCLAB_LIVE_MARKERS=1 ";
+  for (const std::string how : {"0", "1", "env"}) {
+    SCOPED_TRACE(how);
+    const bool marked = how != "0";
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    const auto r = run_shell((how == "env" ? env : "") + TORCH_ALLOCATOR_SUBJECT + " " +
+                             ALLOCLAB_TORCH_LIBRARY + " per-run-pool " + dir_.string() + " runs " +
+                             how + " allocation");
+    ASSERT_EQ(r.status, 0) << r.output;
+    const std::vector<live::LiveReport> reports = torch_reports(dir_);
+    ASSERT_EQ(reports.size(), 2u) << r.output;
+    const live::LiveReport& device0 = reports[0];
+    EXPECT_EQ(device0.requests, 50u);
+    if (marked) {
+      // The 10 blocks before the first marker were outside any run: misses.
+      EXPECT_EQ(run_labels(device0), (std::vector<std::string>{"warm-up", "step 1", "step 2"}));
+      EXPECT_EQ(device0.hits, 27u);
+    } else {
+      // They were a run of their own, which the first marker ended.
+      EXPECT_EQ(run_labels(device0), (std::vector<std::string>{"", "warm-up", "step 1", "step 2"}));
+      EXPECT_EQ(device0.hits, 36u);
+    }
+    expect_pooled_runs(device0);
+    // Device 1, first used inside a marked run, is in it either way.
+    EXPECT_EQ(run_labels(reports[1]), (std::vector<std::string>{"step 1", "step 2"}));
+  }
+}
+
 // The Python helper with a stand-in `torch` module (PyTorch need not be installed): without
 // CUDA it says so; with it, it configures the library and swaps PyTorch's allocator for it.
 class TorchHelper : public RunCuda {
@@ -305,6 +392,83 @@ except RuntimeError as e:
   EXPECT_NE(r.output.find("second: alloclab_torch: PyTorch's CUDA allocator was already used"),
             std::string::npos)
       << r.output;
+}
+
+// What PyTorch does with the allocator use() installed, over the fake runtime (loaded first, as
+// PyTorch loads its own): `blocks` blocks of 1 MiB on device 0 before any marker, then the
+// runs "step 0" to "step 2" of 10 blocks each, marked through alloclab_markers.
+std::string torch_program(const std::string& use_arguments, int blocks_before) {
+  return std::string(R"(
+import ctypes, os
+import alloclab_markers  # before use(): the markers reach the library all the same
+import torch, alloclab_torch
+ctypes.CDLL(")") +
+         FAKE_CUDART_LIBRARY + R"(", mode=ctypes.RTLD_GLOBAL)
+torch.cuda.available = True
+alloclab_torch.use()" +
+         use_arguments + R"()
+torch_library = ctypes.CDLL(os.environ["ALLOCLAB_TORCH_LIBRARY"])
+malloc, free = torch_library.alloclab_torch_malloc, torch_library.alloclab_torch_free
+malloc.restype = ctypes.c_void_p
+malloc.argtypes = [ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
+free.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
+def blocks(n):
+    for _ in range(n):
+        p = malloc(1 << 20, 0, None)
+        assert p
+        free(p, 1 << 20, 0, None)
+blocks()" +
+         std::to_string(blocks_before) + R"()
+for step in range(3):
+    with alloclab_markers.run("step %d" % step):
+        blocks(10)
+print("traced:", alloclab_markers.traced())
+)";
+}
+
+TEST_F(TorchHelper, the_python_markers_reach_the_strategy) {
+  if (run_shell("python3 -c pass").status != 0) GTEST_SKIP() << "python3 is not installed";
+  const fs::path reports = dir_ / "reports";
+  fs::create_directories(reports);
+  const auto r = python(
+      kFakeTorch, torch_program("\"per-run-pool\", report_dir=\"" + reports.string() + "\"", 0));
+  ASSERT_EQ(r.status, 0) << r.output;
+  // The markers went to the library, not to a tracer: none is here.
+  EXPECT_NE(r.output.find("traced: False"), std::string::npos) << r.output;
+  const std::vector<live::LiveReport> found = torch_reports(reports);
+  ASSERT_EQ(found.size(), 1u) << r.output;
+  EXPECT_EQ(found[0].runs, 3u);
+  EXPECT_EQ(run_labels(found[0]), (std::vector<std::string>{"step 0", "step 1", "step 2"}));
+  expect_pooled_runs(found[0]);
+}
+
+TEST_F(TorchHelper, marked_runs_defaults_to_what_run_markers_says) {
+  if (run_shell("python3 -c pass").status != 0) GTEST_SKIP() << "python3 is not installed";
+  // ALLOCLAB_LIVE_MARKERS=1 (`run --markers`): the 10 blocks before the first marker are in no
+  // run, unless use() says otherwise.
+  for (const char* marked_runs : {"None", "False"}) {
+    SCOPED_TRACE(marked_runs);
+    const fs::path reports = dir_ / ("reports_" + std::string(marked_runs));
+    fs::create_directories(reports);
+    const auto r =
+        python(kFakeTorch, "import os\nos.environ['ALLOCLAB_LIVE_MARKERS'] = '1'\n" +
+                               torch_program("\"per-run-pool\", report_dir=\"" + reports.string() +
+                                                 "\", marked_runs=" + marked_runs,
+                                             10));
+    ASSERT_EQ(r.status, 0) << r.output;
+    const std::vector<live::LiveReport> found = torch_reports(reports);
+    ASSERT_EQ(found.size(), 1u) << r.output;
+    EXPECT_EQ(found[0].requests, 40u);
+    EXPECT_EQ(found[0].runs, 3u);  // the markers
+    if (std::string(marked_runs) == "None") {
+      EXPECT_EQ(run_labels(found[0]), (std::vector<std::string>{"step 0", "step 1", "step 2"}));
+      EXPECT_EQ(found[0].hits, 27u);
+    } else {
+      EXPECT_EQ(run_labels(found[0]), (std::vector<std::string>{"", "step 0", "step 1", "step 2"}));
+      EXPECT_EQ(found[0].hits, 36u);
+    }
+    expect_pooled_runs(found[0]);
+  }
 }
 
 TEST_F(RunCuda, a_cuda_program_on_a_device_runs_with_the_strategy) {

@@ -74,9 +74,11 @@ int DeviceCaches::allocate(int device, std::size_t bytes, std::uint64_t stream, 
   const std::lock_guard<std::mutex> lock(mutex_);
   std::unique_ptr<Device>& slot = devices_[static_cast<std::size_t>(device)];
   if (!slot) {
-    slot = std::make_unique<Device>(spec_, calls_, clock_, implicit_run_);
-    // A cache made inside a marked run is inside it, as the others are.
-    if (!implicit_run_ && in_marked_run_) slot->cache.begin_run(run_label_.c_str());
+    // A cache made inside a marked run is inside it, under its label, as the others are (with
+    // no implicit run before it: nothing happened on the device before); one made outside any
+    // starts as the others started.
+    slot = std::make_unique<Device>(spec_, calls_, clock_, implicit_run_ && !in_marked_run_);
+    if (in_marked_run_) slot->cache.begin_run(run_label_.c_str());
   }
   slot->upstream.take_last_error();
   void* p = slot->cache.allocate(rounded, stream);

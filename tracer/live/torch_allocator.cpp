@@ -4,7 +4,9 @@
 // loaded, with PyTorch's stream passed to the strategy. The spec: alloclab_torch_configure's,
 // or ALLOCLAB_LIVE_SPEC. With a report folder (configure's, or ALLOCLAB_LIVE_REPORT_DIR, as
 // under `alloclab run`) each device used writes its LiveReport there at exit,
-// live.PID.torchN.txt.
+// live.PID.torchN.txt. The run markers come through alloclab_torch_run_begin/_end (the Python
+// markers call them once alloclab_torch.use() registered them): PyTorch opens this library in
+// a local scope, where the markers' own lookup (alloclab_preload_run_begin) cannot find it.
 #include <cuda_runtime_api.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -61,11 +64,18 @@ int runtime_clear_error() {
   return g_runtime.get_last_error != nullptr ? g_runtime.get_last_error() : cudaSuccess;
 }
 
-std::mutex g_mutex;  // guards the settings below until the caches exist
+// Guards the settings below until the caches exist, and which of the caches or the kept run a
+// marker goes to.
+std::mutex g_mutex;
 // Never destroyed: the destructor below reads them after the library's static objects are gone.
 std::string& g_spec = *new std::string;
 std::string& g_report_dir = *new std::string;
 bool g_configured = false;
+bool g_marked_runs = false;  // runs from markers only (`run --markers`): no implicit run
+// A run marked before the caches exist (before the first allocation): begun on them when they
+// are made, so that its label and its allocations are the run's.
+bool g_in_run = false;
+std::string& g_run_label = *new std::string;
 // Made on the first allocation, never destroyed: PyTorch frees its tensors' blocks late in
 // the interpreter's exit, after this library's destructor has written the reports.
 DeviceCaches* g_caches = nullptr;
@@ -86,8 +96,10 @@ DeviceCaches* caches(const void* caller) {
   if (!g_configured) {
     const char* spec = std::getenv(protocol::env_live_spec);
     const char* dir = std::getenv(protocol::env_live_report_dir);
+    const char* markers = std::getenv(protocol::env_live_markers);
     g_spec = spec != nullptr ? spec : "";
     g_report_dir = dir != nullptr ? dir : "";
+    g_marked_runs = markers != nullptr && std::strcmp(markers, "1") == 0;
     g_configured = true;
   }
   if (g_spec.empty()) {
@@ -117,11 +129,13 @@ DeviceCaches* caches(const void* caller) {
         new DeviceCaches(g_spec, "cuda:",
                          DeviceCalls{runtime_allocate, runtime_deallocate, runtime_used_bytes,
                                      runtime_clear_error, cudaSuccess, cudaErrorMemoryAllocation},
-                         Clock{protocol::monotonic_ns, protocol::monotonic_ns}, true);
+                         Clock{protocol::monotonic_ns, protocol::monotonic_ns}, !g_marked_runs);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "alloclab_torch: %s\n", e.what());
     return nullptr;
   }
+  // Still under the lock, so that no marker comes between: later ones go to the caches.
+  if (g_in_run) g_caches->begin_run(g_run_label.c_str());
   return g_caches;
 }
 
@@ -130,10 +144,14 @@ DeviceCaches* caches(const void* caller) {
 
 using namespace alloclab::live;
 
-// Sets the strategy and the report folder (nullptr or "": none) before the first allocation.
+// Sets the strategy, the report folder (nullptr or "": none) and whether runs come from
+// markers only (`marked_runs` nonzero, as `run --markers` says; otherwise the program before its
+// first marker is a run) before the first allocation. An internal interface:
+// python/alloclab_torch.py, shipped with this library, is its only caller.
 // 0 on success; otherwise 1 and why, in `error` (`error_size` bytes, NUL-terminated).
 ALLOCLAB_TORCH_EXPORT int alloclab_torch_configure(const char* spec, const char* report_dir,
-                                                   char* error, std::size_t error_size) {
+                                                   int marked_runs, char* error,
+                                                   std::size_t error_size) {
   const auto fail = [&](const std::string& why) {
     if (error != nullptr && error_size > 0) std::snprintf(error, error_size, "%s", why.c_str());
     return 1;
@@ -151,8 +169,38 @@ ALLOCLAB_TORCH_EXPORT int alloclab_torch_configure(const char* spec, const char*
     return fail("the allocator has already allocated: configure it before the first tensor");
   g_spec = spec;
   g_report_dir = report_dir != nullptr ? report_dir : "";
+  g_marked_runs = marked_runs != 0;
   g_configured = true;
   return 0;
+}
+
+// A run marker (alloclab_markers.run_begin): `label` names the run (nullptr: none). Before the
+// first allocation it is kept, for the caches to begin when they are made.
+ALLOCLAB_TORCH_EXPORT void alloclab_torch_run_begin(const char* label) {
+  DeviceCaches* c;
+  {
+    const std::lock_guard<std::mutex> lock(g_mutex);
+    c = g_caches;
+    if (c == nullptr) {
+      g_in_run = true;
+      g_run_label = label != nullptr ? label : "";
+      return;
+    }
+  }
+  c->begin_run(label);
+}
+
+ALLOCLAB_TORCH_EXPORT void alloclab_torch_run_end(void) {
+  DeviceCaches* c;
+  {
+    const std::lock_guard<std::mutex> lock(g_mutex);
+    c = g_caches;
+    if (c == nullptr) {
+      g_in_run = false;
+      return;
+    }
+  }
+  c->end_run();
 }
 
 // PyTorch's alloc_fn: nullptr for a request that failed (PyTorch raises its out-of-memory

@@ -187,6 +187,47 @@ TEST_F(RunCuda, the_device_caches_follow_the_programs_run_markers) {
   }
 }
 
+// What the device caches and their strategies allocate for themselves (tables that grow with
+// the blocks they hold) reaches the program's malloc, which under `run` is the host strategy's:
+// it must count none of it, so the replay of the run's trace (which holds the program's
+// allocations only) gives the host's live counters, down to the smallest request. One
+// allocation is the trace's alone (the C++ runtime's exception pool, made as alloclab's library
+// loads it: docs/cli.md), so each counter is compared as its difference from the replay, which
+// must be the same with 4,000 device blocks held as with none.
+TEST_F(RunCuda, what_the_device_caches_allocate_for_themselves_is_not_the_programs) {
+  const std::string trace = path("run.alt"), live = path("live.json"),
+                    replayed = path("replayed.json");
+  const char* const keys[] = {"requests",        "hits",
+                              "upstream_allocs", "upstream_frees",
+                              "peak_live_bytes", "peak_reserved_bytes",
+                              "slack_bytes"};
+  for (const char* spec : {"exact", "pytorch"}) {
+    for (const bool torch : {false, true}) {
+      SCOPED_TRACE(std::string(spec) + (torch ? " through the torch allocator" : " under --cuda"));
+      std::map<std::string, long long> differences[2];
+      for (const int blocks : {0, 4000}) {
+        const std::string held = std::to_string(blocks);
+        const std::string program = torch ? std::string(DEVICE_HOLD_SUBJECT) + " torch " +
+                                                ALLOCLAB_TORCH_LIBRARY + " " + held + " " + spec
+                                          : std::string(DEVICE_HOLD_SUBJECT) + " runtime " + held;
+        auto r = run_cli(std::string("run -f ") + (torch ? "" : "--cuda ") + "-s " + spec +
+                         " --min-size 1 --record " + trace + " --json " + live + " -- " + program);
+        ASSERT_EQ(r.status, 0) << r.output;
+        ASSERT_NE(r.output.find("held " + held + " device blocks, bad calls: 0"), std::string::npos)
+            << r.output;
+        r = run_cli("replay " + trace + " -s " + spec + " --min-size 1 -f --json " + replayed);
+        ASSERT_EQ(r.status, 0) << r.output;
+        const nlohmann::json a = read_json(live)["results"][0];
+        const nlohmann::json b = read_json(replayed)["results"][0];
+        EXPECT_FALSE(a.contains("device"));
+        for (const char* key : keys)
+          differences[blocks != 0][key] = b[key].get<long long>() - a[key].get<long long>();
+      }
+      for (const char* key : keys) EXPECT_EQ(differences[1][key], differences[0][key]) << key;
+    }
+  }
+}
+
 TEST_F(RunCuda, the_torch_allocator_runs_a_strategy_per_device_and_reports) {
   const auto r = run_shell(std::string(TORCH_ALLOCATOR_SUBJECT) + " " + ALLOCLAB_TORCH_LIBRARY +
                            " pytorch " + dir_.string());

@@ -155,7 +155,6 @@ struct Settings {
 // the program may free device memory from its own exit handlers, after ours would run.
 const Settings& settings() {
   static const Settings* const settings = [] {
-    find_recorder_guard();
     Inside inside;
     auto* s = new Settings();
     const char* spec = std::getenv(protocol::env_live_spec);
@@ -208,6 +207,12 @@ void write_reports(DeviceCaches& caches, const char* api) {
 }  // namespace alloclab::live
 
 using namespace alloclab::live;
+
+// Before the program runs, and so before any Inside: the guards of the libraries loaded with
+// this one.
+__attribute__((constructor)) static void alloclab_live_cuda_constructor() {
+  find_guards();
+}
 
 // After the program's own exit handlers; a runtime already torn down by then fails the frees of
 // the final release, which only the process's exit needed.

@@ -29,6 +29,7 @@
 #include "alloclab/protocol/bootstrap_arena.hpp"
 #include "alloclab/protocol/environment.hpp"
 #include "alloclab/protocol/ticks.hpp"
+#define ALLOCLAB_LIVE_HOST_GUARD  // this library is the host live guard (inside.hpp)
 #include "inside.hpp"
 
 #define ALLOCLAB_LIVE_EXPORT extern "C" __attribute__((visibility("default")))
@@ -187,7 +188,7 @@ void initialize() {
   if (!g_state.compare_exchange_strong(expected, static_cast<int>(State::initializing))) return;
   ensure_real();
   // Before the first Inside: from here on, what the cache allocates is hidden from a recorder.
-  find_recorder_guard();
+  find_guards();
   Inside inside;
   const char* spec = std::getenv(protocol::env_live_spec);
   const char* dir = std::getenv(protocol::env_live_report_dir);
@@ -442,6 +443,13 @@ ALLOCLAB_LIVE_EXPORT void alloclab_preload_run_end(void) {
 }
 
 ALLOCLAB_LIVE_EXPORT void alloclab_preload_mark(const char*) {}
+
+// The other live libraries' guard (inside.hpp): `delta` +1 as one of them starts its own work on
+// this thread, -1 as it ends. Inside it, this thread's malloc family goes to the real allocator,
+// so what they allocate for themselves is never a request of the program's.
+ALLOCLAB_LIVE_EXPORT void alloclab_live_guard(int delta) {
+  t_inside += delta;
+}
 
 using PthreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 

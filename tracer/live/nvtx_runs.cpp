@@ -156,7 +156,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
   if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &core2, &core2_size) == 0)
     core2 = nullptr;
   {
-    find_recorder_guard();
+    find_guards();
     Inside inside;
     g_run_begin = reinterpret_cast<LabelFn>(dlsym(RTLD_DEFAULT, "alloclab_preload_run_begin"));
     g_run_end = reinterpret_cast<EndFn>(dlsym(RTLD_DEFAULT, "alloclab_preload_run_end"));

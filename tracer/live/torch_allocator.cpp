@@ -26,6 +26,7 @@
 #include "alloclab/strategies/registry.hpp"
 #include "alloclab/strategies/upstream/sim.hpp"
 #include "cuda_symbols.hpp"
+#include "inside.hpp"
 
 #define ALLOCLAB_TORCH_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -152,6 +153,7 @@ using namespace alloclab::live;
 ALLOCLAB_TORCH_EXPORT int alloclab_torch_configure(const char* spec, const char* report_dir,
                                                    int marked_runs, char* error,
                                                    std::size_t error_size) {
+  Inside inside;
   const auto fail = [&](const std::string& why) {
     if (error != nullptr && error_size > 0) std::snprintf(error, error_size, "%s", why.c_str());
     return 1;
@@ -177,6 +179,7 @@ ALLOCLAB_TORCH_EXPORT int alloclab_torch_configure(const char* spec, const char*
 // A run marker (alloclab_markers.run_begin): `label` names the run (nullptr: none). Before the
 // first allocation it is kept, for the caches to begin when they are made.
 ALLOCLAB_TORCH_EXPORT void alloclab_torch_run_begin(const char* label) {
+  Inside inside;
   DeviceCaches* c;
   {
     const std::lock_guard<std::mutex> lock(g_mutex);
@@ -191,6 +194,7 @@ ALLOCLAB_TORCH_EXPORT void alloclab_torch_run_begin(const char* label) {
 }
 
 ALLOCLAB_TORCH_EXPORT void alloclab_torch_run_end(void) {
+  Inside inside;
   DeviceCaches* c;
   {
     const std::lock_guard<std::mutex> lock(g_mutex);
@@ -206,6 +210,7 @@ ALLOCLAB_TORCH_EXPORT void alloclab_torch_run_end(void) {
 // PyTorch's alloc_fn: nullptr for a request that failed (PyTorch raises its out-of-memory
 // error); the device is the current one.
 ALLOCLAB_TORCH_EXPORT void* alloclab_torch_malloc(ssize_t size, int device, cudaStream_t stream) {
+  Inside inside;
   DeviceCaches* c = caches(__builtin_return_address(0));
   if (c == nullptr || size < 0) return nullptr;
   void* p = nullptr;
@@ -218,12 +223,19 @@ ALLOCLAB_TORCH_EXPORT void* alloclab_torch_malloc(ssize_t size, int device, cuda
 
 ALLOCLAB_TORCH_EXPORT void alloclab_torch_free(void* p, ssize_t, int, cudaStream_t) {
   if (p == nullptr) return;
+  Inside inside;
   DeviceCaches* c = caches(__builtin_return_address(0));
   if (c == nullptr || c->deallocate(p)) return;  // without caches, nothing came from here
   g_runtime.free(p);
 }
 
+// On load (PyTorch's dlopen), before any Inside: the guards of the libraries loaded before it.
+__attribute__((constructor)) static void alloclab_torch_constructor() {
+  find_guards();
+}
+
 __attribute__((destructor(101))) static void alloclab_torch_destructor() {
+  Inside inside;
   DeviceCaches* c;
   std::string dir;
   {

@@ -84,6 +84,25 @@ TEST_F(RunNvtx, matching_ranges_are_the_runs_of_the_host_and_of_each_device) {
   }
 }
 
+// PyTorch opens its pluggable allocator in a local scope, out of the marker chain's reach: the
+// ranges' runs reach it all the same.
+TEST_F(RunNvtx, the_torch_allocator_gets_the_ranges_runs) {
+  const auto r =
+      run_cli("run --cuda --run-range 'step*' -s per-run-pool --json " + path("r.json") + " -- " +
+              NVTX_SUBJECT + " " + std::to_string(kSteps) + " " + ALLOCLAB_TORCH_LIBRARY);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("bad calls: 0"), std::string::npos) << r.output;
+  const nlohmann::json report = read_json(path("r.json"));
+  ASSERT_EQ(report["results"].size(), 2u) << report.dump();
+  const nlohmann::json& device = report["results"][1];
+  EXPECT_EQ(device["device"], "cuda:0");
+  ASSERT_EQ(device["runs"].size(), static_cast<std::size_t>(kSteps)) << device.dump();
+  for (int step = 0; step < kSteps; ++step) {
+    EXPECT_EQ(device["runs"][step]["label"], "step " + std::to_string(step));
+    EXPECT_EQ(device["runs"][step]["hits"], 2);
+  }
+}
+
 TEST_F(RunNvtx, without_run_range_the_ranges_are_not_runs) {
   const auto r = run_cli("run --cuda -s per-run-pool --json " + path("r.json") + " -- " +
                          NVTX_SUBJECT + " " + std::to_string(kSteps));

@@ -3,7 +3,8 @@
 // calls come here; the same RunRanges that makes `record --cuda --run-range` runs decides which
 // ranges are runs, and each run's begin and end go to the first marker entry point of the
 // process, as a marker of the program's own would: the recorder's under `run --record` (which
-// records it and passes it on), else liballoclab_live.so's, which passes it to this library's.
+// records it and passes it on), else liballoclab_live.so's, which passes it to this library's;
+// and to the PyTorch allocator library, when the program loaded it.
 //
 #include <dlfcn.h>
 // The types only, as NVTX asks of a tool: the implementation (its loader) is the program's.
@@ -50,6 +51,21 @@ std::string_view ascii_message(const nvtxEventAttributes_t* attributes) {
   return attributes->message.ascii;
 }
 
+// PyTorch opens liballoclab_torch.so (python/alloclab_torch.py's allocator) in a local scope,
+// out of the marker chain's reach: a run goes to it directly when the program loaded it. It is
+// found by its soname, whatever file it was opened from.
+void pass_to_torch_allocator(bool begins, const char* label) {
+  void* library = dlopen("liballoclab_torch.so", RTLD_NOW | RTLD_NOLOAD);
+  if (library == nullptr) return;
+  if (begins) {
+    if (auto begin = reinterpret_cast<LabelFn>(dlsym(library, "alloclab_torch_run_begin")))
+      begin(label);
+  } else if (auto end = reinterpret_cast<EndFn>(dlsym(library, "alloclab_torch_run_end"))) {
+    end();
+  }
+  dlclose(library);  // the reference RTLD_NOLOAD took
+}
+
 // Runs `decide` on the ranges, then passes a run's begin or end on, outside the guard: the
 // recorder must see that call as the program's. What RunRanges allocates is alloclab's, so it
 // is made and freed inside the guard.
@@ -62,9 +78,11 @@ void follow(Decide decide) {
     run = decide(*g_ranges, thread_id(), protocol::monotonic_ns());
   }
   if (!run) return;
-  if (run->op == Op::run_begin && g_run_begin != nullptr) g_run_begin(run->label.c_str());
-  if (run->op == Op::run_end && g_run_end != nullptr) g_run_end();
+  const bool begins = run->op == Op::run_begin;
+  if (begins && g_run_begin != nullptr) g_run_begin(run->label.c_str());
+  if (!begins && g_run_end != nullptr) g_run_end();
   Inside inside;
+  pass_to_torch_allocator(begins, run->label.c_str());
   run.reset();
 }
 

@@ -2,17 +2,40 @@
  * steps, each a range "step N" (push/pop, start/end, or a domain's, in turn) holding a range
  * "inner" and 1 MiB host blocks (through the live library's strategy) and 1 MiB device blocks
  * (through the fake runtime, fake_cudart.c); before the steps, a range "warmup" that matches no
- * run pattern but allocates too. Prints the levels NVTX returned: the injection answers them. */
+ * run pattern but allocates too. With argv[2], the path of liballoclab_torch.so, the device
+ * blocks come from it instead, opened in a local scope as PyTorch opens it (its strategy and
+ * report folder from `run`'s environment). Prints the levels NVTX returned: the injection
+ * answers them. */
+#include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 int cudaMalloc(void** out, size_t size);
 int cudaFree(void* p);
 int cudaSetDevice(int device);
 
 static int bad = 0;
+
+typedef void* (*TorchMalloc)(ssize_t, int, void*);
+typedef void (*TorchFree)(void*, ssize_t, int, void*);
+static TorchMalloc torch_malloc;
+static TorchFree torch_free;
+
+static void* device_block(void) {
+  void* p = NULL;
+  if (torch_malloc) return torch_malloc((ssize_t)1 << 20, 0, NULL);
+  return cudaMalloc(&p, (size_t)1 << 20) == 0 ? p : NULL;
+}
+
+static void free_device_block(void* p) {
+  if (torch_free)
+    torch_free(p, (ssize_t)1 << 20, 0, NULL);
+  else
+    cudaFree(p);
+}
 
 static void work(void) {
   void* host[3];
@@ -25,9 +48,9 @@ static void work(void) {
       memset(host[i], i, 64);
   }
   for (int i = 0; i < 2; ++i)
-    if (cudaMalloc(&device[i], (size_t)1 << 20) != 0) ++bad;
+    if (!(device[i] = device_block())) ++bad;
   for (int i = 0; i < 3; ++i) free(host[i]);
-  for (int i = 0; i < 2; ++i) cudaFree(device[i]);
+  for (int i = 0; i < 2; ++i) free_device_block(device[i]);
 }
 
 static nvtxEventAttributes_t named(const char* name) {
@@ -42,6 +65,17 @@ static nvtxEventAttributes_t named(const char* name) {
 
 int main(int argc, char** argv) {
   const int steps = argc > 1 ? atoi(argv[1]) : 6;
+  if (argc > 2) {
+    void* library = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+    void* p = library ? dlsym(library, "alloclab_torch_malloc") : NULL;
+    memcpy(&torch_malloc, &p, sizeof p);
+    p = library ? dlsym(library, "alloclab_torch_free") : NULL;
+    memcpy(&torch_free, &p, sizeof p);
+    if (!torch_malloc || !torch_free) {
+      fprintf(stderr, "%s: %s\n", argv[2], dlerror());
+      return 2;
+    }
+  }
   nvtxDomainHandle_t domain = nvtxDomainCreateA("alloclab-test");
   cudaSetDevice(0);
   int warmup_level = nvtxRangePushA("warmup");

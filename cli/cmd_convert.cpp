@@ -34,6 +34,10 @@ void run_convert(const ConvertOptions& options) {
                  counted(stats.kept_events, "event").c_str(), grouped(stats.dropped_before).c_str(),
                  grouped(stats.dropped_after).c_str(),
                  counted(stats.dropped_frees_of_earlier_blocks, "free").c_str());
+    if (stats.dropped_stacks != 0 || stats.dropped_frames != 0)
+      std::fprintf(stderr, "alloclab: dropped %s and %s that no kept event uses\n",
+                   counted(stats.dropped_stacks, "call stack").c_str(),
+                   counted(stats.dropped_frames, "frame").c_str());
   }
   TraceFormat to = output_format_from_path(options.output);
   if (!options.to.empty()) {

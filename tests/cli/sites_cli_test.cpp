@@ -234,5 +234,97 @@ TEST(SitesCliInputs, a_trace_without_stacks_says_how_to_record_them) {
   EXPECT_EQ(folded.output.rfind("alloclab: error: --to folded: ", 0), 0u) << folded.output;
 }
 
+// traces/torch-cnn-training-stacks.alt: PyTorch training steps recorded with `record --stacks 16`
+// and trimmed to the runs. Real call stacks through libc10, libtorch and the interpreter, named
+// offline from the recording machine's libraries: sites must be named functions, not addresses.
+class SitesCliBundled : public ::testing::Test {
+ protected:
+  static std::string trace() {
+    return std::string(ALLOCLAB_TRACES_DIR) + "/torch-cnn-training-stacks.alt";
+  }
+  // `info --json` prints its JSON; `sites --json FILE` writes it to FILE.
+  static nlohmann::json info_json(const std::string& args) {
+    const CliResult r =
+        run_shell("(" + std::string(ALLOCLAB_CLI) + " info --json " + args + " 2>/dev/null)");
+    EXPECT_EQ(r.status, 0) << r.output;
+    return nlohmann::json::parse(r.output, nullptr, false);
+  }
+  static nlohmann::json sites_json(const std::string& args) {
+    const std::string out = (fs::temp_directory_path() /
+                             ("alloclab-bundled-stacks-" + std::to_string(::getpid()) + ".json"))
+                                .string();
+    const CliResult r = run_cli("sites " + args + " --json " + out);
+    EXPECT_EQ(r.status, 0) << r.output;
+    std::ifstream in(out);
+    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    fs::remove(out);
+    return j;
+  }
+  static bool in_module(const nlohmann::json& frame, const std::string& library) {
+    return frame.at("module").get<std::string>().find(library) != std::string::npos;
+  }
+};
+
+TEST_F(SitesCliBundled, the_pytorch_trace_ranks_named_sites_from_the_torch_libraries) {
+  const CliResult text = run_cli("sites " + trace() + " -s exact --top 5");
+  ASSERT_EQ(text.status, 0) << text.output;
+  // Tensor storage: what holds most at the peak.
+  EXPECT_NE(text.output.find("\n1. c10::alloc_cpu(unsigned long) (libc10.so"), std::string::npos)
+      << text.output;
+
+  const nlohmann::json j = sites_json(trace() + " -s exact --top 5");
+  ASSERT_TRUE(j.is_object());
+  EXPECT_TRUE(j["has_stacks"].get<bool>());
+  ASSERT_EQ(j["sites"].size(), 5u);
+  const nlohmann::json& top = j["sites"][0];
+  EXPECT_EQ(top["frame"]["function"], "c10::alloc_cpu(unsigned long)");
+  EXPECT_TRUE(in_module(top["frame"], "libc10.so"));
+  EXPECT_GT(top["live_bytes"].get<std::uint64_t>(), 1u << 20);
+  // Its callers are PyTorch's operators, by name, in libtorch_cpu.
+  bool named_operator = false;
+  for (const auto& chain : top["stacks"])
+    for (const auto& frame : chain["frames"])
+      if (in_module(frame, "libtorch_cpu.so") &&
+          frame["function"].get<std::string>().rfind("at::", 0) == 0)
+        named_operator = true;
+  EXPECT_TRUE(named_operator) << top.dump(1);
+  // Most sites are named functions: allocator entry points of C++ (operator new) and C.
+  std::size_t named = 0;
+  for (const auto& site : j["sites"])
+    named += !site["frame"]["function"].get<std::string>().empty();
+  EXPECT_GE(named, 3u) << j["sites"].dump(1);
+}
+
+TEST_F(SitesCliBundled, the_pytorch_trace_sites_add_up_to_the_replay) {
+  const nlohmann::json j = sites_json(trace() + " -s exact --top 1000000");
+  ASSERT_TRUE(j.is_object());
+  std::uint64_t misses = 0;
+  std::uint64_t allocations = 0;
+  for (const auto& site : j["sites"]) {
+    misses += site["strategies"][0]["misses"].get<std::uint64_t>();
+    allocations += site["allocations"].get<std::uint64_t>();
+  }
+  EXPECT_EQ(misses, j["strategies"][0]["metrics"]["misses"].get<std::uint64_t>());
+  const nlohmann::json info = info_json(trace());
+  ASSERT_TRUE(info.is_object());
+  EXPECT_EQ(allocations, info["allocations"].get<std::uint64_t>());
+}
+
+TEST_F(SitesCliBundled, info_lists_the_pytorch_trace_stacks_by_name) {
+  const CliResult text = run_cli("info --stacks " + trace());
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_NE(text.output.find("\ntop allocation stacks by count\n"), std::string::npos)
+      << text.output;
+  EXPECT_NE(text.output.find("(libtorch_cpu.so"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("(libtorch_python.so"), std::string::npos) << text.output;
+  const nlohmann::json j = info_json("--stacks " + trace());
+  ASSERT_TRUE(j.is_object());
+  // Every allocation of the runs kept its stack through trimming.
+  EXPECT_EQ(j["allocations_with_stack"], j["allocations"]);
+  EXPECT_GT(j["distinct_stacks"].get<std::uint64_t>(), 100u);
+  ASSERT_FALSE(j["top_stacks_by_bytes"].empty());
+  EXPECT_EQ(j["top_stacks_by_bytes"][0]["frames"][0]["function"], "c10::alloc_cpu(unsigned long)");
+}
+
 }  // namespace
 }  // namespace alloclab::test

@@ -97,6 +97,26 @@ TEST(FlameView, misses_of_a_strategy_and_a_difference_of_two) {
   ASSERT_EQ(r.status, 0) << r.output;
 }
 
+// The bundled PyTorch recording with stacks (traces/torch-cnn-training-stacks.alt): real call
+// stacks, 16 frames deep, so the graph's roots are where the recorded stacks were cut, here
+// the operators that allocate the activations kept for the backward pass.
+TEST(FlameView, the_bundled_pytorch_trace_shows_its_operators_by_name) {
+  const auto dir = scratch_dir("flame-torch");
+  const std::string script = (dir / "flame.txt").string();
+  const std::string max_pool =
+      "at::native::max_pool2d(at::Tensor const&, c10::ArrayRef<long>, c10::ArrayRef<long>, "
+      "c10::ArrayRef<long>, c10::ArrayRef<long>, bool) (libtorch_cpu.so.1.13.0)";
+  std::ofstream(script)
+      << "open " << traces_dir() << "/torch-cnn-training-stacks.alt\nwait\n"
+      << "view flame\nframes 2\n"
+      << "expect-text flame/caption \"live bytes: 26.10 MiB (27,364,344 bytes)\"\n"
+      << "mouse-on \"flame:" << max_pool << "\"\nframes 2\n"
+      << "expect-text tooltip \"live bytes: 6.00 MiB (6,291,840 bytes)\"\n";
+  const CliResult r = run_headless("--size 1000x600 --script " + script);
+  ALLOCLAB_SKIP_WITHOUT_RENDERING(r);
+  ASSERT_EQ(r.status, 0) << r.output;
+}
+
 TEST(FlameView, a_trace_without_stacks_says_how_to_record_them) {
   const auto dir = scratch_dir("flame-none");
   const std::string script = (dir / "flame.txt").string();

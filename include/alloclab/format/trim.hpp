@@ -13,10 +13,15 @@ struct TrimStats {
   // Frees inside the window of blocks allocated before it: dropped, since the trimmed trace
   // never saw their allocation (keeping them would make every one an anomaly).
   std::uint64_t dropped_frees_of_earlier_blocks = 0;
+  // Call stacks that no kept event has, and frames that no kept stack uses: dropped, and the
+  // rest renumbered.
+  std::uint64_t dropped_stacks = 0;
+  std::uint64_t dropped_frames = 0;
 };
 
 // The events from the first run_begin to the last run_end, both included, minus frees of blocks
-// allocated before the first run_begin. A trace without run markers is returned unchanged.
+// allocated before the first run_begin, with only the stacks and frames the kept events use. A
+// trace without run markers is returned unchanged.
 // Metadata is kept, with a "trimmed" note of the numbers above.
 Trace trim_to_runs(const Trace& trace, TrimStats* stats = nullptr);
 

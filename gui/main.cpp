@@ -5,11 +5,13 @@
 #include <exception>
 #include <filesystem>
 #include <stdexcept>
+#include <string>
 
 #include "alloclab/cli/help_format.hpp"
 #include "alloclab/format/output_files.hpp"
 #include "runner.hpp"
 #include "script.hpp"
+#include "views.hpp"
 
 int main(int argc, char** argv) {
   alloclab::gui::RunOptions o;
@@ -30,10 +32,10 @@ int main(int argc, char** argv) {
   app.add_flag("-f,--force", force,
                "replace the files --screenshot and the --script write if they exist");
   app.add_option("--size", size, "window size WxH (default 1280x800)")->type_name("WxH");
-  app.add_option("--view", o.view,
-                 "first view: overview, tradeoff, hit-rate, latency, memory, segments, trace, "
-                 "sweep, diff")
-      ->type_name("VIEW");
+  std::string views;  // every view's name, so that a new view is never left out
+  for (const alloclab::gui::View view : alloclab::gui::all_views)
+    views += std::string(views.empty() ? "" : ", ") + alloclab::gui::view_name(view);
+  app.add_option("--view", o.view, "first view: " + views)->type_name("VIEW");
   app.add_option("--script", o.script,
                  "play the UI actions in this file (docs/cli.md: `alloclab gui`)")
       ->type_name("FILE");

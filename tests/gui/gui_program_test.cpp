@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "gui/views.hpp"
 #include "gui_test_util.hpp"
 
 namespace alloclab::test {
@@ -30,6 +31,9 @@ TEST(GuiProgram, alloclab_gui_runs_the_gui_program) {
   const CliResult help = run_cli("gui --help");
   EXPECT_EQ(help.status, 0);
   EXPECT_NE(help.output.find("--screenshot"), std::string::npos) << help.output;
+  // --view lists every view (it once left out the newer ones).
+  for (const gui::View view : gui::all_views)
+    EXPECT_NE(help.output.find(gui::view_name(view)), std::string::npos) << gui::view_name(view);
 }
 
 // The GUI opens what the CLI reads: a PyTorch snapshot's pickle, and refuses a hostile one.

@@ -9,18 +9,7 @@ namespace alloclab {
 StrategyResult live_result(const live::LiveReport& report) {
   StrategyResult r;
   r.strategy = report.spec;
-  Metrics& m = r.metrics;
-  m.requests = report.requests;
-  m.hits = report.hits;
-  m.misses = report.requests - report.hits;
-  m.failed_requests = report.failed;
-  m.upstream_allocs = report.upstream_allocs;
-  m.upstream_frees = report.upstream_frees;
-  m.evictions = report.evictions;
-  m.peak_live_bytes = report.peak_live_bytes;
-  m.peak_reserved_bytes = report.peak_reserved_bytes;
-  m.final_cached_bytes = report.final_cached_bytes;
-  m.slack_bytes = report.slack_bytes;
+  r.metrics = report.metrics;
   for (const auto& [name, raw] : report.latency) {
     const LatencyHistogram h =
         LatencyHistogram::from_buckets(raw.buckets, raw.total, raw.max, raw.min);

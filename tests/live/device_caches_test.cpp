@@ -110,11 +110,11 @@ TEST_F(DeviceCachesTest, each_device_gets_its_own_cache_and_report) {
   const std::vector<LiveReport> reports = caches.finish(42);
   ASSERT_EQ(reports.size(), 2u);
   EXPECT_EQ(reports[0].device, "cuda:0");
-  EXPECT_EQ(reports[0].requests, 1u);
-  EXPECT_EQ(reports[0].hits, 0u);
+  EXPECT_EQ(reports[0].metrics.requests, 1u);
+  EXPECT_EQ(reports[0].metrics.hits, 0u);
   EXPECT_EQ(reports[1].device, "cuda:2");
-  EXPECT_EQ(reports[1].requests, 3u);
-  EXPECT_EQ(reports[1].hits, 1u);
+  EXPECT_EQ(reports[1].metrics.requests, 3u);
+  EXPECT_EQ(reports[1].metrics.hits, 1u);
   for (const LiveReport& r : reports) {
     EXPECT_EQ(r.spec, "best-fit");
     EXPECT_EQ(r.pid, 42u);
@@ -154,7 +154,7 @@ TEST_F(DeviceCachesTest, a_failed_real_call_gives_the_program_its_error) {
   allocate_ok(caches, 0, 4096);
   const std::vector<LiveReport> reports = caches.finish(1);
   ASSERT_EQ(reports.size(), 1u);
-  EXPECT_EQ(reports[0].failed, 3u);
+  EXPECT_EQ(reports[0].metrics.failed_requests, 3u);
   ASSERT_TRUE(reports[0].first_failure.has_value());
   EXPECT_EQ(reports[0].first_failure->requested_bytes, 4096u);
 }
@@ -212,7 +212,7 @@ TEST_F(DeviceCachesTest, requests_count_in_whole_granules) {
   EXPECT_TRUE(caches.deallocate(p));
   const std::vector<LiveReport> reports = caches.finish(1);
   ASSERT_EQ(reports.size(), 1u);
-  EXPECT_EQ(reports[0].peak_live_bytes, DeviceCaches::kGranularity * 2);
+  EXPECT_EQ(reports[0].metrics.peak_live_bytes, DeviceCaches::kGranularity * 2);
 }
 
 TEST_F(DeviceCachesTest, peak_device_memory_is_sampled_after_each_real_allocation) {

@@ -17,16 +17,17 @@ LiveReport sample() {
   r.spec = "plugin:/opt/my plug-ins/sizes.so";  // a spec with a space
   r.pid = 4242;
   r.min_size = 131072;
-  r.requests = 10;
-  r.hits = 7;
-  r.failed = 1;
-  r.upstream_allocs = 3;
-  r.upstream_frees = 2;
-  r.evictions = 1;
-  r.peak_live_bytes = 1 << 20;
-  r.peak_reserved_bytes = 3 << 20;
-  r.final_cached_bytes = 1 << 19;
-  r.slack_bytes = 12345;
+  r.metrics.requests = 10;
+  r.metrics.hits = 7;
+  r.metrics.misses = 3;  // requests - hits, which the text does not repeat
+  r.metrics.failed_requests = 1;
+  r.metrics.upstream_allocs = 3;
+  r.metrics.upstream_frees = 2;
+  r.metrics.evictions = 1;
+  r.metrics.peak_live_bytes = 1 << 20;
+  r.metrics.peak_reserved_bytes = 3 << 20;
+  r.metrics.final_cached_bytes = 1 << 19;
+  r.metrics.slack_bytes = 12345;
   r.in_place_reallocs = 2;
   r.runs = 4;
   LiveHistogram h;
@@ -88,6 +89,31 @@ TEST(LiveReport, becomes_a_result_with_the_same_counters_and_latencies) {
   LiveReport all_listed = sample();
   all_listed.runs_not_listed = 0;
   EXPECT_FALSE(live_result(all_listed).runs_not_listed.has_value());
+}
+
+TEST(LiveReport, writes_the_contracts_counters_by_their_report_names) {
+  const std::string text = to_text(sample());
+  EXPECT_NE(text.find("\ncounter pid 4242\n"
+                      "counter min_size 131072\n"
+                      "counter requests 10\n"
+                      "counter hits 7\n"
+                      "counter failed_requests 1\n"
+                      "counter upstream_allocs 3\n"
+                      "counter upstream_frees 2\n"
+                      "counter evictions 1\n"
+                      "counter peak_live_bytes 1048576\n"
+                      "counter peak_reserved_bytes 3145728\n"
+                      "counter final_cached_bytes 524288\n"
+                      "counter slack_bytes 12345\n"
+                      "counter in_place_reallocs 2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("misses"), std::string::npos) << text;  // requests - hits
+  // Read back, misses follows from the two lines.
+  const Metrics read =
+      parse_live_report("alloclab-live 1\ncounter requests 9\ncounter hits 5\nend\n", "report")
+          .metrics;
+  EXPECT_EQ(read.misses, 4u);
 }
 
 TEST(LiveReport, writes_each_run_on_a_line_of_its_own) {

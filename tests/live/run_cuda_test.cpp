@@ -252,9 +252,9 @@ TEST_F(RunCuda, the_torch_allocator_runs_a_strategy_per_device_and_reports) {
     const live::LiveReport& report = reports[static_cast<std::size_t>(device)];
     EXPECT_EQ(report.spec, "pytorch");
     EXPECT_EQ(report.device, "cuda:" + std::to_string(device));
-    EXPECT_EQ(report.requests, 50u + (device == 0 ? 1u : 0u));
+    EXPECT_EQ(report.metrics.requests, 50u + (device == 0 ? 1u : 0u));
     // pytorch's model keeps a pool per stream: the two streams got a block each.
-    EXPECT_EQ(report.upstream_allocs, 2u) << report.device;
+    EXPECT_EQ(report.metrics.upstream_allocs, 2u) << report.device;
     EXPECT_GT(report.peak_device_bytes, 0u);
   }
 }
@@ -303,12 +303,12 @@ TEST_F(RunCuda, the_torch_allocator_follows_the_run_markers_it_is_given) {
   EXPECT_EQ(reports[0].runs, 3u);
   EXPECT_EQ(run_labels(reports[0]), (std::vector<std::string>{"warm-up", "step 1", "step 2"}));
   // Outside any run, the pool is not used: 10 misses, each block straight back upstream.
-  EXPECT_EQ(reports[0].requests, 40u);
-  EXPECT_EQ(reports[0].hits, 27u);
-  EXPECT_EQ(reports[0].upstream_allocs, 13u);
+  EXPECT_EQ(reports[0].metrics.requests, 40u);
+  EXPECT_EQ(reports[0].metrics.hits, 27u);
+  EXPECT_EQ(reports[0].metrics.upstream_allocs, 13u);
   EXPECT_EQ(reports[1].runs, 2u);
   EXPECT_EQ(run_labels(reports[1]), (std::vector<std::string>{"step 1", "step 2"}));
-  EXPECT_EQ(reports[1].requests, 20u);
+  EXPECT_EQ(reports[1].metrics.requests, 20u);
   for (const live::LiveReport& report : reports) expect_pooled_runs(report);
 }
 
@@ -329,15 +329,15 @@ TEST_F(RunCuda, the_torch_allocator_assumes_a_run_before_the_first_marker_unless
     const std::vector<live::LiveReport> reports = torch_reports(dir_);
     ASSERT_EQ(reports.size(), 2u) << r.output;
     const live::LiveReport& device0 = reports[0];
-    EXPECT_EQ(device0.requests, 50u);
+    EXPECT_EQ(device0.metrics.requests, 50u);
     if (marked) {
       // The 10 blocks before the first marker were outside any run: misses.
       EXPECT_EQ(run_labels(device0), (std::vector<std::string>{"warm-up", "step 1", "step 2"}));
-      EXPECT_EQ(device0.hits, 27u);
+      EXPECT_EQ(device0.metrics.hits, 27u);
     } else {
       // They were a run of their own, which the first marker ended.
       EXPECT_EQ(run_labels(device0), (std::vector<std::string>{"", "warm-up", "step 1", "step 2"}));
-      EXPECT_EQ(device0.hits, 36u);
+      EXPECT_EQ(device0.metrics.hits, 36u);
     }
     expect_pooled_runs(device0);
     // Device 1, first used inside a marked run, is in it either way.
@@ -499,14 +499,14 @@ TEST_F(TorchHelper, marked_runs_defaults_to_what_run_markers_says) {
     ASSERT_EQ(r.status, 0) << r.output;
     const std::vector<live::LiveReport> found = torch_reports(reports);
     ASSERT_EQ(found.size(), 1u) << r.output;
-    EXPECT_EQ(found[0].requests, 40u);
+    EXPECT_EQ(found[0].metrics.requests, 40u);
     EXPECT_EQ(found[0].runs, 3u);  // the markers
     if (std::string(marked_runs) == "None") {
       EXPECT_EQ(run_labels(found[0]), (std::vector<std::string>{"step 0", "step 1", "step 2"}));
-      EXPECT_EQ(found[0].hits, 27u);
+      EXPECT_EQ(found[0].metrics.hits, 27u);
     } else {
       EXPECT_EQ(run_labels(found[0]), (std::vector<std::string>{"", "step 0", "step 1", "step 2"}));
-      EXPECT_EQ(found[0].hits, 36u);
+      EXPECT_EQ(found[0].metrics.hits, 36u);
     }
     expect_pooled_runs(found[0]);
   }

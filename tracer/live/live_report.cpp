@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
 
 #include "alloclab/live/live_runs.hpp"
@@ -12,29 +13,44 @@ namespace {
 
 constexpr std::string_view kMagic = "alloclab-live 1";
 
-// The counters by their report names, in the order the file lists them.
+// The counters by their report names, in the order the file lists them: the report's own
+// (`field`) and the contract's (`metric`).
 struct CounterField {
   std::string_view name;
-  std::uint64_t LiveReport::*field;
+  std::uint64_t LiveReport::*field = nullptr;
+  std::uint64_t Metrics::*metric = nullptr;
 };
 constexpr CounterField kCounters[] = {
-    {"pid", &LiveReport::pid},
-    {"min_size", &LiveReport::min_size},
-    {"requests", &LiveReport::requests},
-    {"hits", &LiveReport::hits},
-    {"failed_requests", &LiveReport::failed},
-    {"upstream_allocs", &LiveReport::upstream_allocs},
-    {"upstream_frees", &LiveReport::upstream_frees},
-    {"evictions", &LiveReport::evictions},
-    {"peak_live_bytes", &LiveReport::peak_live_bytes},
-    {"peak_reserved_bytes", &LiveReport::peak_reserved_bytes},
-    {"final_cached_bytes", &LiveReport::final_cached_bytes},
-    {"slack_bytes", &LiveReport::slack_bytes},
-    {"in_place_reallocs", &LiveReport::in_place_reallocs},
-    {"runs", &LiveReport::runs},
-    {"runs_not_listed", &LiveReport::runs_not_listed},
-    {"peak_device_bytes", &LiveReport::peak_device_bytes},
+    {.name = "pid", .field = &LiveReport::pid},
+    {.name = "min_size", .field = &LiveReport::min_size},
+    {.name = "requests", .metric = &Metrics::requests},
+    {.name = "hits", .metric = &Metrics::hits},
+    {.name = "failed_requests", .metric = &Metrics::failed_requests},
+    {.name = "upstream_allocs", .metric = &Metrics::upstream_allocs},
+    {.name = "upstream_frees", .metric = &Metrics::upstream_frees},
+    {.name = "evictions", .metric = &Metrics::evictions},
+    {.name = "peak_live_bytes", .metric = &Metrics::peak_live_bytes},
+    {.name = "peak_reserved_bytes", .metric = &Metrics::peak_reserved_bytes},
+    {.name = "final_cached_bytes", .metric = &Metrics::final_cached_bytes},
+    {.name = "slack_bytes", .metric = &Metrics::slack_bytes},
+    {.name = "in_place_reallocs", .field = &LiveReport::in_place_reallocs},
+    {.name = "runs", .field = &LiveReport::runs},
+    {.name = "runs_not_listed", .field = &LiveReport::runs_not_listed},
+    {.name = "peak_device_bytes", .field = &LiveReport::peak_device_bytes},
 };
+// A live run's counters equal its replay's only if the report carries every one of them: each
+// counter of Metrics has its line above but `misses`, which is requests - hits.
+constexpr std::size_t kMetricLines = static_cast<std::size_t>(
+    std::count_if(std::begin(kCounters), std::end(kCounters),
+                  [](const CounterField& c) { return c.metric != nullptr; }));
+static_assert(kMetricLines + 1 == sizeof(Metrics) / sizeof(std::uint64_t),
+              "a counter added to Metrics needs its line in kCounters");
+
+// The counter `c` of `report` (a LiveReport, const or not).
+template <typename Report>
+auto& counter(Report& report, const CounterField& c) {
+  return c.metric != nullptr ? report.metrics.*c.metric : report.*c.field;
+}
 
 struct FailureField {
   std::string_view name;
@@ -200,7 +216,7 @@ std::string to_text(const LiveReport& report) {
     out += "counter ";
     out += c.name;
     out += ' ';
-    append_number(out, report.*c.field);
+    append_number(out, counter(report, c));
     out += '\n';
   }
   for (const RunMetrics& run : report.run_metrics) {
@@ -281,7 +297,7 @@ LiveReport parse_live_report(std::string_view text, const std::string& source) {
       for (const CounterField& c : kCounters)
         if (c.name == name) found = &c;
       if (!found) lines.fail("unknown counter \"" + std::string(name) + "\"");
-      report.*found->field = value;
+      counter(report, *found) = value;
     } else if (kind == "run") {
       if (report.run_metrics.size() >= LiveRuns::kMaxListed)
         lines.fail("more runs than a report lists (" + std::to_string(LiveRuns::kMaxListed) + ")");
@@ -320,6 +336,7 @@ LiveReport parse_live_report(std::string_view text, const std::string& source) {
     lines.end_of_line();
   }
   if (!ended) lines.fail("no \"end\" line: the report was cut short");
+  report.metrics.misses = report.metrics.requests - report.metrics.hits;
   return report;
 }
 

@@ -47,7 +47,10 @@ class LiveHistogram {
   std::uint64_t total_ = 0, max_ = 0, min_ = ~std::uint64_t{0};
 };
 
-// The first request the strategy failed (the program got NULL and ENOMEM).
+// The first request the strategy failed (the program got NULL and ENOMEM): the figures the live
+// cache measures, each a count on a line of the text. live_result makes it a FirstFailure, whose
+// device it takes from the report's name and whose other figures (stream, peaks, the optional
+// ones) the cache does not know.
 struct LiveFailure {
   std::uint64_t requested_bytes = 0;
   std::uint64_t since_start_ns = 0;
@@ -70,17 +73,10 @@ struct LiveReport {
   std::string device;
   std::uint64_t pid = 0;
   std::uint64_t min_size = 0;
-  // The contract's metrics (docs/strategy-contract.md), over the blocks the strategy served.
-  std::uint64_t requests = 0;
-  std::uint64_t hits = 0;
-  std::uint64_t failed = 0;
-  std::uint64_t upstream_allocs = 0;
-  std::uint64_t upstream_frees = 0;
-  std::uint64_t evictions = 0;
-  std::uint64_t peak_live_bytes = 0;
-  std::uint64_t peak_reserved_bytes = 0;
-  std::uint64_t final_cached_bytes = 0;
-  std::uint64_t slack_bytes = 0;
+  // The contract's metrics (docs/strategy-contract.md), over the blocks the strategy served:
+  // the very counters a replay of the run's trace gives. `misses` is requests - hits (the
+  // text leaves it out and parse_live_report derives it).
+  Metrics metrics;
   // Of the hits: reallocs that kept their block.
   std::uint64_t in_place_reallocs = 0;
   // Run markers the program set.

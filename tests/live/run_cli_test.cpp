@@ -1,7 +1,6 @@
 // `alloclab run` on a real program: its status and output are its own, the report is a
 // replay's (mode "live"), and bad cases say so.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -14,7 +13,7 @@
 #include "alloclab/format/units.hpp"
 #include "alloclab/live/live_runs.hpp"
 #include "tests/cli/cli_test_util.hpp"
-#include "tests/preload/sanitizer_skips.hpp"
+#include "tests/live/live_run_test.hpp"
 
 namespace alloclab {
 namespace {
@@ -22,28 +21,11 @@ namespace {
 namespace fs = std::filesystem;
 using test::run_cli;
 
-class RunCli : public ::testing::Test {
+class RunCli : public test::LiveRunTest {
  protected:
-  void SetUp() override {
-    // The live library is built as the rest is: with ASan it cannot go into other programs.
-    ALLOCLAB_SKIP_UNDER_ASAN();
-    ALLOCLAB_SKIP_UNDER_TSAN("the live library runs the strategy uninstrumented code cannot see");
-    dir_ = fs::temp_directory_path() /
-           ("alloclab_run_cli_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
   static std::string subject(const std::string& args) {
     return std::string(LIVE_SUBJECT) + " " + args;
   }
-  static nlohmann::json read_json(const std::string& file) {
-    std::ifstream in(file);
-    return nlohmann::json::parse(in);
-  }
-  fs::path dir_;
 };
 
 TEST_F(RunCli, passes_on_the_programs_output_and_exit_status) {
@@ -222,10 +204,7 @@ TEST_F(RunCli, the_replay_of_a_runs_trace_gives_its_live_counters_run_by_run) {
     ASSERT_EQ(r.status, 0) << r.output;
     const nlohmann::json a = read_json(live)["results"][0];
     const nlohmann::json b = read_json(replayed)["results"][0];
-    for (const char* key :
-         {"requests", "hits", "upstream_allocs", "upstream_frees", "evictions", "peak_live_bytes",
-          "peak_reserved_bytes", "final_cached_bytes", "slack_bytes"})
-      EXPECT_EQ(a[key], b[key]) << key;
+    expect_same_counters(a, b);
     ASSERT_EQ(b["runs"].size(), kRuns);
     ASSERT_EQ(a["runs"].size(), live::LiveRuns::kMaxListed);
     EXPECT_EQ(a["runs_not_listed"], kRuns - live::LiveRuns::kMaxListed);

@@ -4,7 +4,6 @@
 // cudaFree's meanings kept; a CPU program reports no device; the Python helper says clearly why
 // it cannot run; and, on a real device, a CUDA program runs under it.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -19,7 +18,7 @@
 #include "alloclab/live/live_report.hpp"
 #include "tests/cli/cli_test_util.hpp"
 #include "tests/cuda/cupti/cuda_test_util.hpp"
-#include "tests/preload/sanitizer_skips.hpp"
+#include "tests/live/live_run_test.hpp"
 
 namespace alloclab {
 namespace {
@@ -28,25 +27,7 @@ namespace fs = std::filesystem;
 using test::run_cli;
 using test::run_shell;
 
-class RunCuda : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ALLOCLAB_SKIP_UNDER_ASAN();
-    ALLOCLAB_SKIP_UNDER_TSAN("the live libraries run the strategy uninstrumented code cannot see");
-    dir_ = fs::temp_directory_path() /
-           ("alloclab_run_cuda_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  static nlohmann::json read_json(const std::string& file) {
-    std::ifstream in(file);
-    return nlohmann::json::parse(in);
-  }
-  fs::path dir_;
-};
+class RunCuda : public test::LiveRunTest {};
 
 TEST_F(RunCuda, on_a_program_without_cuda_it_reports_no_device) {
   const auto r = run_cli("run --cuda -s best-fit --json " + path("r.json") + " -- " +

@@ -3,41 +3,19 @@
 // host's cache and each device's, chosen as `record --cuda --run-range` chooses them; recorded
 // under `run --record`, they are the trace's runs, and its replay gives the live counters.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "tests/cli/cli_test_util.hpp"
-#include "tests/preload/sanitizer_skips.hpp"
+#include "tests/live/live_run_test.hpp"
 
 namespace alloclab {
 namespace {
 
-namespace fs = std::filesystem;
 using test::run_cli;
 
-class RunNvtx : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ALLOCLAB_SKIP_UNDER_ASAN();
-    ALLOCLAB_SKIP_UNDER_TSAN("the live libraries run the strategy uninstrumented code cannot see");
-    dir_ = fs::temp_directory_path() /
-           ("alloclab_run_nvtx_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  static nlohmann::json read_json(const std::string& file) {
-    std::ifstream in(file);
-    return nlohmann::json::parse(in);
-  }
-  fs::path dir_;
-};
+class RunNvtx : public test::LiveRunTest {};
 
 TEST_F(RunNvtx, run_range_needs_cuda) {
   const auto r = run_cli("run --run-range 'step*' -s per-run-pool -- " + std::string(LIVE_SUBJECT) +
@@ -132,10 +110,7 @@ TEST_F(RunNvtx, recorded_ranges_are_the_traces_runs_and_its_replay_gives_the_liv
     ASSERT_EQ(r.status, 0) << r.output;
     const nlohmann::json a = read_json(live)["results"][0];
     const nlohmann::json b = read_json(replayed)["results"][0];
-    for (const char* key :
-         {"requests", "hits", "upstream_allocs", "upstream_frees", "evictions", "peak_live_bytes",
-          "peak_reserved_bytes", "final_cached_bytes", "slack_bytes"})
-      EXPECT_EQ(a[key], b[key]) << key;
+    expect_same_counters(a, b);
     ASSERT_EQ(b["runs"].size(), static_cast<std::size_t>(kManySteps));
     ASSERT_EQ(a["runs"].size(), b["runs"].size());
     for (std::size_t k = 0; k < b["runs"].size(); ++k) {

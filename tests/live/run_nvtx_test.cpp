@@ -62,6 +62,25 @@ TEST_F(RunNvtx, matching_ranges_are_the_runs_of_the_host_and_of_each_device) {
   }
 }
 
+// A profiler that was NVTX's injection (Nsight Systems sets NVTX_INJECTION64_PATH for what it
+// runs) loses the ranges to --run-range: the user is told, and the runs are there.
+TEST_F(RunNvtx, says_when_it_takes_nvtx_from_another_tool) {
+  const auto r = test::run_shell("NVTX_INJECTION64_PATH=/opt/profiler/libInjection64.so " +
+                                 std::string(ALLOCLAB_CLI) +
+                                 " run --cuda --run-range 'step*' -s exact --json " +
+                                 path("r.json") + " -- " + NVTX_SUBJECT + " 3");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("note: run --run-range takes NVTX's ranges from the injection library "
+                          "NVTX_INJECTION64_PATH named (/opt/profiler/libInjection64.so)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(read_json(path("r.json"))["results"][0]["runs"].size(), 3u);
+  EXPECT_EQ(
+      run_cli("run --cuda --run-range 'step*' -s exact -- " + std::string(NVTX_SUBJECT) + " 3")
+          .output.find("note:"),
+      std::string::npos);
+}
+
 // PyTorch opens its pluggable allocator in a local scope, out of the marker chain's reach: the
 // ranges' runs reach it all the same.
 TEST_F(RunNvtx, the_torch_allocator_gets_the_ranges_runs) {

@@ -98,6 +98,7 @@ int record(const RecordOptions& options) {
   outputs.check();
   if (!options.output.empty()) check_part_files(options.cuda, absolute(options.output));
   refuse_setid_program(options.command.front());
+  if (!options.cuda.run_range.empty()) note_replaced_nvtx_injection("record");
   if (options.cuda.preload()) check_program_linkage(options.command.front());
   // The tracer never writes over a file (O_EXCL): what --force replaces goes first. A symbolic
   // link is removed itself, never the file it points to.

@@ -66,6 +66,15 @@ void name_cuda_trace_file(const std::string& path) {
   }
 }
 
+void note_replaced_nvtx_injection(const char* command) {
+  const char* other = std::getenv("NVTX_INJECTION64_PATH");
+  if (other == nullptr || *other == '\0') return;
+  std::fprintf(stderr,
+               "alloclab: note: %s --run-range takes NVTX's ranges from the injection library "
+               "NVTX_INJECTION64_PATH named (%s): that tool will not see them in this run\n",
+               command, other);
+}
+
 void check_cuda_options(const CudaRecordOptions& options) {
   if (!options.run_range.empty() && !options.cuda)
     throw std::invalid_argument("record: --run-range needs --cuda (runs come from NVTX ranges)");

@@ -150,6 +150,7 @@ RunOutcome run(const RunOptions& options) {
     throw std::invalid_argument("run: no command given (run -s SPEC -- CMD ...)");
   if (!options.run_range.empty() && !options.cuda)
     throw std::invalid_argument("run: --run-range needs --cuda (runs come from NVTX ranges)");
+  if (!options.run_range.empty()) note_replaced_nvtx_injection("run");
   std::string library = live_library();
   if (options.cuda) library += ":" + live_cuda_library();
   const ReportFolder folder;

@@ -41,6 +41,11 @@ void check_part_files(const CudaRecordOptions& options, const std::string& outpu
 // The injection library: $ALLOCLAB_CUDA_INJECTION, else lib/liballoclab_cuda.so beside bin/.
 std::string cuda_injection_library();
 
+// `--run-range` makes alloclab NVTX's injection library (NVTX_INJECTION64_PATH), and NVTX takes
+// one: when the environment names another (a profiler's, such as Nsight Systems'), says on
+// stderr that it will not see this run's ranges. `command` is record's or run's name.
+void note_replaced_nvtx_injection(const char* command);
+
 // In the child before exec: CUDA_INJECTION64_PATH, ALLOCLAB_CUDA_OUTPUT, and for --run-range
 // ALLOCLAB_RUN_RANGE and NVTX_INJECTION64_PATH (the injection library too: it hands NVTX to the
 // CUPTI that serves its callbacks).

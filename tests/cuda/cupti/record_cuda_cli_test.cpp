@@ -78,6 +78,21 @@ TEST(RecordCuda, run_range_routes_nvtx_through_the_injection_library) {
   EXPECT_EQ(r.env.at("NVTX_INJECTION64_PATH"), r.env.at("CUDA_INJECTION64_PATH"));
 }
 
+// Nsight Systems (say) named its own injection: the ranges are taken from it, and record says so.
+TEST(RecordCuda, run_range_says_when_it_takes_nvtx_from_another_tool) {
+  CudaScratch scratch;
+  const std::string env_file = scratch.file("env.txt");
+  const CliResult r =
+      run_shell("NVTX_INJECTION64_PATH=/opt/profiler/libInjection64.so " +
+                std::string(ALLOCLAB_CLI) + " record --cuda --run-range step -o " +
+                scratch.file("t.alt") + " -- " + PRINT_ENV_PROGRAM + " " + env_file);
+  EXPECT_NE(r.output.find("note: record --run-range takes NVTX's ranges from the injection "
+                          "library NVTX_INJECTION64_PATH named (/opt/profiler/libInjection64.so)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(read_env_file(env_file).at("NVTX_INJECTION64_PATH"), "/opt/profiler/libInjection64.so");
+}
+
 TEST(RecordCuda, cuda_with_cpu_runs_both_tracers_and_leaves_one_trace) {
   ALLOCLAB_SKIP_UNDER_ASAN();
   CudaScratch scratch;
